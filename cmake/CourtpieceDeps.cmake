@@ -1,0 +1,15 @@
+# Every external dependency, from Debian 12's packages (see deploy/local/install-deps.sh).
+find_package(Threads REQUIRED)
+# Debian ships no protobuf-config.cmake: module mode.
+find_package(Protobuf 3.21 REQUIRED MODULE)
+find_package(gRPC CONFIG REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(GTest CONFIG REQUIRED)
+find_package(benchmark CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)
+find_package(Boost 1.81 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
