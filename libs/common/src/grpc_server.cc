@@ -107,6 +107,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &port);
+  // A port held by another process must fail loudly, not silently share its traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
