@@ -6,9 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "courtpiece/common/absl_compat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
+#include "courtpiece/common/absl_compat.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "google/protobuf/descriptor.h"
@@ -34,8 +34,7 @@ std::string MethodLabel(const char* method) {
   if (path.size() < 2 || path[0] != '/' || slash == 0) return "unknown";
   const std::string full_name =
       absl::StrCat(path.substr(1, slash - 1), ".", path.substr(slash + 1));
-  if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(full_name) ==
-      nullptr) {
+  if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(full_name) == nullptr) {
     return "unknown";
   }
   return std::string(path);
@@ -82,8 +81,8 @@ class MetricsInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit MetricsInterceptorFactory(Metrics& metrics)
-      : handled_(metrics.Counter("grpc_server_handled",
-                                 "Finished RPCs by method and status code.")),
+      : handled_(
+            metrics.Counter("grpc_server_handled", "Finished RPCs by method and status code.")),
         latency_(metrics.LatencyHistogram("grpc_server_handling",
                                           "RPC latency in seconds by method and status code.")) {}
 
@@ -204,8 +203,8 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
   grpc::ByteBuffer response;
   grpc::Status status;
   absl::Notification done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status s) {
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
                    status = std::move(s);
                    done.Notify();
                  });

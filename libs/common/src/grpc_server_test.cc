@@ -118,7 +118,8 @@ TEST_F(GrpcServerTest, CountsEachCallWithMethodAndCode) {
   ASSERT_TRUE(Call("hi", 0, 0, &response).ok());
   EXPECT_EQ(response.message(), "hi");
   ASSERT_TRUE(Call("hi", 0, 0, &response).ok());
-  const grpc::Status failed = Call("x", 0, static_cast<int>(grpc::StatusCode::NOT_FOUND), &response);
+  const grpc::Status failed =
+      Call("x", 0, static_cast<int>(grpc::StatusCode::NOT_FOUND), &response);
   EXPECT_EQ(failed.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(failed.error_message(), "asked to fail");
 
@@ -167,6 +168,48 @@ TEST_F(GrpcServerTest, HealthCheckAnswersServing) {
             "Health/Check\"} 3\n");
 }
 
+// Lists services through grpc.reflection.v1alpha with a raw bidi stream (no reflection
+// protos are installed): request {list_services: ""}, then look for our service's name.
+TEST_F(GrpcServerTest, ReflectionListsServices) {
+  StartServer();
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::CompletionQueue cq;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = generic.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&](intptr_t want) {
+    ASSERT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_EQ(reinterpret_cast<intptr_t>(tag), want);
+    EXPECT_TRUE(ok);
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  step(1);
+  grpc::Slice list_services(std::string("\x3a\x00", 2));  // field 7, empty string
+  grpc::ByteBuffer request(&list_services, 1);
+  call->Write(request, reinterpret_cast<void*>(2));
+  step(2);
+  call->WritesDone(reinterpret_cast<void*>(3));
+  step(3);
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(4));
+  step(4);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  grpc::Slice reply;
+  ASSERT_TRUE(response.DumpToSingleSlice(&reply).ok());
+  const std::string bytes(reinterpret_cast<const char*>(reply.begin()), reply.size());
+  EXPECT_THAT(bytes, HasSubstr("courtpiece.testing.v1.EchoService"));
+  EXPECT_THAT(bytes, HasSubstr("grpc.health.v1.Health"));
+}
+
 TEST_F(GrpcServerTest, InProcessChannelReachesServices) {
   StartServer();
   std::unique_ptr<EchoService::Stub> stub = EchoService::NewStub(server_->InProcessChannel());
@@ -207,9 +250,8 @@ TEST_F(GrpcServerTest, SigtermDrainsInFlightCallWithinDeadline) {
 
   const auto start = std::chrono::steady_clock::now();
   int signo = -1;
-  std::thread serving([&] {
-    signo = courtpiece::common::ServeUntilShutdownSignal(*server_, absl::Seconds(5));
-  });
+  std::thread serving(
+      [&] { signo = courtpiece::common::ServeUntilShutdownSignal(*server_, absl::Seconds(5)); });
   ASSERT_EQ(raise(SIGTERM), 0);
   serving.join();
   client.join();

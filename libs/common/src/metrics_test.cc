@@ -37,8 +37,8 @@ TEST(MetricsTest, HistogramUsesSecondsAndBuckets) {
 
 TEST(MetricsTest, DefaultBucketsAndGauge) {
   EXPECT_EQ(DefaultLatencyBucketsSeconds(),
-            (std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-                                 5, 10}));
+            (std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+                                 10}));
   Metrics metrics("table");
   metrics.Gauge("live_tables", "Tables in memory.").WithLabels({}).Set(3);
   EXPECT_EQ(metrics.Serialize(),

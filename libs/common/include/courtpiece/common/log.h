@@ -51,8 +51,8 @@ class LogField {
   template <std::signed_integral T>
   LogField(std::string_view key, T value) : key_(key), value_(static_cast<int64_t>(value)) {}
   template <std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  LogField(std::string_view key, T value) : key_(key), value_(static_cast<uint64_t>(value)) {}
+  requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
+      : key_(key), value_(static_cast<uint64_t>(value)) {}
   // The status as text ("OK" or "NOT_FOUND: no such table").
   LogField(std::string_view key, const absl::Status& status)
       : key_(key), value_(status.ToString()) {}
