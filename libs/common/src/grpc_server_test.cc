@@ -7,9 +7,11 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "courtpiece/common/status_matchers.h"
 #include "courtpiece/testing/v1/echo.grpc.pb.h"
@@ -23,6 +25,7 @@
 namespace {
 
 using ::courtpiece::common::CheckHealth;
+using ::courtpiece::common::CreateGrpcChannel;
 using ::courtpiece::common::GrpcServer;
 using ::courtpiece::common::GrpcServerOptions;
 using ::courtpiece::common::IsOk;
@@ -208,6 +211,45 @@ TEST_F(GrpcServerTest, ReflectionListsServices) {
   const std::string bytes(reinterpret_cast<const char*>(reply.begin()), reply.size());
   EXPECT_THAT(bytes, HasSubstr("courtpiece.testing.v1.EchoService"));
   EXPECT_THAT(bytes, HasSubstr("grpc.health.v1.Health"));
+}
+
+TEST_F(GrpcServerTest, ClientChannelCountsCallsAndHonoursTimeout) {
+  StartServer();
+  Metrics client_metrics("table");
+  std::unique_ptr<EchoService::Stub> stub =
+      EchoService::NewStub(CreateGrpcChannel(server_->LoopbackAddress(), &client_metrics));
+  auto call = [&](int delay_ms, int status_code, absl::Duration timeout) {
+    EchoRequest request;
+    request.set_message("m");
+    request.set_delay_ms(delay_ms);
+    request.set_status_code(status_code);
+    EchoResponse response;
+    grpc::ClientContext context;
+    courtpiece::common::SetTimeout(context, timeout);
+    return stub->Echo(&context, request, &response).error_code();
+  };
+  EXPECT_EQ(call(0, 0, absl::Seconds(10)), grpc::StatusCode::OK);
+  EXPECT_EQ(call(0, 9, absl::Seconds(10)), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(call(5'000, 0, absl::Milliseconds(50)), grpc::StatusCode::DEADLINE_EXCEEDED);
+  std::string lines;
+  for (absl::string_view line : absl::StrSplit(client_metrics.Serialize(), '\n')) {
+    if (absl::StartsWith(line, "courtpiece_table_grpc_client_handled_total{") ||
+        absl::StartsWith(line, "courtpiece_table_grpc_client_handling_seconds_count{")) {
+      lines.append(line.data(), line.size());
+      lines.push_back('\n');
+    }
+  }
+  const std::string method = std::string("method=\"") + kEchoMethod + "\"}";
+  EXPECT_EQ(
+      lines,
+      "courtpiece_table_grpc_client_handled_total{code=\"DEADLINE_EXCEEDED\"," + method + " 1\n" +
+          "courtpiece_table_grpc_client_handled_total{code=\"FAILED_PRECONDITION\"," + method +
+          " 1\n" + "courtpiece_table_grpc_client_handled_total{code=\"OK\"," + method + " 1\n" +
+          "courtpiece_table_grpc_client_handling_seconds_count{code=\"DEADLINE_EXCEEDED\"," +
+          method + " 1\n" +
+          "courtpiece_table_grpc_client_handling_seconds_count{code=\"FAILED_PRECONDITION\"," +
+          method + " 1\n" + "courtpiece_table_grpc_client_handling_seconds_count{code=\"OK\"," +
+          method + " 1\n");
 }
 
 TEST_F(GrpcServerTest, InProcessChannelReachesServices) {
