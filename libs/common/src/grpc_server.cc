@@ -24,12 +24,15 @@
 namespace courtpiece::common {
 namespace {
 
-// The method label: the full path for methods of linked protos and gRPC's own services,
+// The method label: the full path for methods of linked protos and of health and reflection,
 // "unknown" otherwise (so a client cannot grow the label set with made-up names).
 std::string MethodLabel(const char* method) {
   if (method == nullptr) return "unknown";
   const absl::string_view path(method);
-  if (absl::StartsWith(path, "/grpc.")) return std::string(path);
+  if (absl::StartsWith(path, "/grpc.health.v1.Health/") ||
+      absl::StartsWith(path, "/grpc.reflection.v1alpha.ServerReflection/")) {
+    return std::string(path);
+  }
   const size_t slash = path.rfind('/');
   if (path.size() < 2 || path[0] != '/' || slash == 0) return "unknown";
   const std::string full_name =

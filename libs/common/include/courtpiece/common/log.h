@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/config.h"
 
@@ -46,6 +47,7 @@ class LogField {
   LogField(std::string_view key, std::string_view value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, const char* value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, const std::string& value) : key_(key), value_(value) {}
+  LogField(std::string_view key, absl::string_view value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, bool value) : key_(key), value_(value) {}
   LogField(std::string_view key, double value) : key_(key), value_(value) {}
   template <std::signed_integral T>
