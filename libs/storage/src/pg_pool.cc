@@ -52,7 +52,8 @@ absl::Status PgExceptionToStatus(std::exception_ptr error) {
 std::string WithConnectTimeout(const std::string& url, int connect_timeout_ms,
                                const std::string& application_name) {
   const int seconds = std::max(2, (connect_timeout_ms + 999) / 1000);
-  const bool is_url = absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
+  const bool is_url =
+      absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
   if (!is_url) {
     return absl::StrCat(url, " connect_timeout=", seconds, " application_name=", application_name);
   }
@@ -91,8 +92,8 @@ absl::StatusOr<PgResult> PgTransaction::Exec(absl::string_view sql,
     std::vector<const char*> args;
     args.reserve(params.size());
     for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
-    pqxx::result r = handle_->tx->exec_params(std::string(sql),
-                                              pqxx::prepare::make_dynamic_params(args));
+    pqxx::result r =
+        handle_->tx->exec_params(std::string(sql), pqxx::prepare::make_dynamic_params(args));
     return internal::ToPgResult(r);
   } catch (...) {
     first_error_ = internal::PgExceptionToStatus(std::current_exception());
@@ -174,9 +175,8 @@ absl::StatusOr<std::unique_ptr<PgPool::Conn>> PgPool::Acquire() {
       if (!got) {
         ++acquire_timeouts_;
         return absl::UnavailableError(absl::StrCat("postgres pool: no connection within ",
-                                                   options_.acquire_timeout_ms, " ms (",
-                                                   in_use_, " in use, size_max ",
-                                                   options_.size_max, ")"));
+                                                   options_.acquire_timeout_ms, " ms (", in_use_,
+                                                   " in use, size_max ", options_.size_max, ")"));
       }
       ++in_use_;
       if (!idle_.empty()) {
@@ -244,16 +244,15 @@ absl::Status PgPool::RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, b
   try {
     switch (tx_options.isolation) {
       case PgIsolation::kReadCommitted:
-        status = RunTx<pqxx::transaction<pqxx::read_committed>>(*conn.pq, fn,
-                                                                statement_unavailable);
+        status =
+            RunTx<pqxx::transaction<pqxx::read_committed>>(*conn.pq, fn, statement_unavailable);
         break;
       case PgIsolation::kRepeatableRead:
-        status = RunTx<pqxx::transaction<pqxx::repeatable_read>>(*conn.pq, fn,
-                                                                 statement_unavailable);
+        status =
+            RunTx<pqxx::transaction<pqxx::repeatable_read>>(*conn.pq, fn, statement_unavailable);
         break;
       case PgIsolation::kSerializable:
-        status = RunTx<pqxx::transaction<pqxx::serializable>>(*conn.pq, fn,
-                                                              statement_unavailable);
+        status = RunTx<pqxx::transaction<pqxx::serializable>>(*conn.pq, fn, statement_unavailable);
         break;
     }
   } catch (...) {

@@ -48,8 +48,7 @@ class PgPoolTest : public ::testing::Test {
     return o;
   }
 
-  static absl::Status Exec(PgPool& pool, const std::string& sql,
-                           std::vector<PgParam> params = {}) {
+  static absl::Status Exec(PgPool& pool, const std::string& sql, std::vector<PgParam> params = {}) {
     return pool.Run([&](PgTransaction& tx) { return tx.Exec(sql, params).status(); });
   }
 
@@ -75,9 +74,9 @@ TEST_F(PgPoolTest, RunCommitsParamsNullsAndBytes) {
   ASSERT_TRUE(Exec(pool, "CREATE TABLE t (id bigint PRIMARY KEY, name text, data bytea)").ok());
   const std::string raw("\x00\x01\xfe\xff", 4);
   absl::Status s = pool.Run([&](PgTransaction& tx) -> absl::Status {
-    absl::StatusOr<PgResult> r = tx.Exec("INSERT INTO t VALUES ($1, $2, $3), ($4, $5, $6)",
-                                         {int64_t{1}, "one", PgParam::Bytes(raw), 2, nullptr,
-                                          nullptr});
+    absl::StatusOr<PgResult> r =
+        tx.Exec("INSERT INTO t VALUES ($1, $2, $3), ($4, $5, $6)",
+                {int64_t{1}, "one", PgParam::Bytes(raw), 2, nullptr, nullptr});
     if (!r.ok()) return r.status();
     EXPECT_EQ(r->affected_rows(), 2);
     return absl::OkStatus();
@@ -127,8 +126,8 @@ TEST_F(PgPoolTest, SwallowedStatementErrorStillRollsBack) {
 
 TEST_F(PgPoolTest, ErrorMapping) {
   PgPool pool(Options());
-  ASSERT_TRUE(Exec(pool, "CREATE TABLE acct (id int PRIMARY KEY, coins bigint CHECK (coins >= 0))")
-                  .ok());
+  ASSERT_TRUE(
+      Exec(pool, "CREATE TABLE acct (id int PRIMARY KEY, coins bigint CHECK (coins >= 0))").ok());
   ASSERT_TRUE(Exec(pool, "INSERT INTO acct VALUES (1, 10)").ok());
   EXPECT_EQ(Exec(pool, "INSERT INTO acct VALUES (1, 5)").code(), C::kAlreadyExists);
   EXPECT_EQ(Exec(pool, "UPDATE acct SET coins = coins - 11 WHERE id = 1").code(),
@@ -296,8 +295,8 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
   }
   ASSERT_TRUE(sleeping);
   absl::StatusOr<int64_t> terminated =
-      QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" +
-                          std::to_string(pid.load()) + ") WHERE pg_terminate_backend");
+      QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" + std::to_string(pid.load()) +
+                          ") WHERE pg_terminate_backend");
   victim.join();
   ASSERT_TRUE(terminated.ok()) << terminated.status();
   EXPECT_EQ(*terminated, 1);

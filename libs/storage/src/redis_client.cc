@@ -47,9 +47,9 @@ absl::Status RedisClient::ConnectOnceLocked() {
   redisContext* ctx = redisConnectWithTimeout(options_.host.c_str(), options_.port,
                                               ToTimeval(options_.connect_timeout_ms));
   if (ctx == nullptr || ctx->err != 0) {
-    absl::Status s = absl::UnavailableError(
-        absl::StrCat("redis connect ", options_.host, ":", options_.port, ": ",
-                     ctx == nullptr ? "out of memory" : ctx->errstr));
+    absl::Status s =
+        absl::UnavailableError(absl::StrCat("redis connect ", options_.host, ":", options_.port,
+                                            ": ", ctx == nullptr ? "out of memory" : ctx->errstr));
     if (ctx != nullptr) redisFree(ctx);
     return s;
   }

@@ -73,9 +73,11 @@ TEST_F(RedisClientTest, EvalShaFallsBackToEvalOnNoScript) {
                                         "redis.call('SET', KEYS[1], ARGV[1])\n"
                                         "return {redis.call('GET', KEYS[1]), 42}"));
   EXPECT_EQ(*client().Command({"SCRIPT", "EXISTS", script.sha()}), R::Array({R::Integer(0)}));
-  EXPECT_EQ(*client().Eval(script, {Key("k")}, {"v1"}), R::Array({R::String("v1"), R::Integer(42)}));
+  EXPECT_EQ(*client().Eval(script, {Key("k")}, {"v1"}),
+            R::Array({R::String("v1"), R::Integer(42)}));
   EXPECT_EQ(*client().Command({"SCRIPT", "EXISTS", script.sha()}), R::Array({R::Integer(1)}));
-  EXPECT_EQ(*client().Eval(script, {Key("k")}, {"v2"}), R::Array({R::String("v2"), R::Integer(42)}));
+  EXPECT_EQ(*client().Eval(script, {Key("k")}, {"v2"}),
+            R::Array({R::String("v2"), R::Integer(42)}));
 
   const std::string other = absl::StrCat("-- ", redis_->prefix(), " load\nreturn ARGV[1]");
   absl::StatusOr<std::string> sha = client().ScriptLoad(other);
@@ -134,8 +136,9 @@ class OwnRedis {
   ~OwnRedis() { Kill(); }
   bool Start() {
     const std::string port = std::to_string(port_);
-    std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no", "--logfile", "/dev/null"};
+    std::vector<std::string> args = {"redis-server", "--port",    port,       "--bind",
+                                     "127.0.0.1",    "--save",    "",         "--appendonly",
+                                     "no",           "--logfile", "/dev/null"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
