@@ -1,5 +1,7 @@
 #include "courtpiece/storage/pg_pool.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cassert>
 #include <exception>
@@ -147,6 +149,10 @@ absl::StatusOr<std::unique_ptr<PgPool::Conn>> PgPool::Connect() {
 
 bool PgPool::Healthy(Conn& conn) {
   if (!conn.pq || !conn.pq->is_open()) return false;
+  // An idle connection has nothing to read unless the server closed it (a terminated
+  // backend sends FATAL then EOF), so a readable socket means broken; no round trip needed.
+  pollfd pending{conn.pq->sock(), POLLIN, 0};
+  if (pending.fd < 0 || ::poll(&pending, 1, 0) != 0) return false;
   if (absl::Now() - conn.last_used < absl::Milliseconds(options_.health_check_idle_ms)) {
     return true;
   }

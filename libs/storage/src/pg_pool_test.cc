@@ -311,6 +311,28 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
   EXPECT_EQ(pool.connections_opened(), 2);
 }
 
+TEST_F(PgPoolTest, IdleConnectionKilledIsReplacedTransparently) {
+  PgPool pool(Options(1));
+  PgPool admin(Options(1));
+  absl::StatusOr<int64_t> pid = QueryInt(pool, "SELECT pg_backend_pid()");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  const std::string pid_text = std::to_string(*pid);
+  EXPECT_EQ(*QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" + pid_text +
+                                 ") WHERE pg_terminate_backend"),
+            1);
+  int64_t alive = 1;
+  for (int i = 0; i < 500 && alive != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+    alive = *QueryInt(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid_text);
+  }
+  ASSERT_EQ(alive, 0);
+  absl::StatusOr<int64_t> fresh = QueryInt(pool, "SELECT pg_backend_pid()");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_NE(*fresh, *pid);
+  EXPECT_EQ(pool.connections_discarded(), 1);
+  EXPECT_EQ(pool.connections_opened(), 2);
+}
+
 TEST_F(PgPoolTest, StatementTimeoutIsDeadlineExceeded) {
   PgPoolOptions options = Options(1);
   options.statement_timeout_ms = 200;

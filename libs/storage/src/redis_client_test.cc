@@ -11,8 +11,11 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "courtpiece/storage/testing.h"
 #include "gtest/gtest.h"
@@ -107,13 +110,48 @@ TEST_F(RedisClientTest, CommandTimeoutIsDeadlineExceededThenReconnects) {
   EXPECT_EQ(fast.reconnects(), 1);
 }
 
-TEST_F(RedisClientTest, KilledConnectionIsUnavailableThenReconnects) {
+TEST_F(RedisClientTest, IdleConnectionKilledIsReplacedBeforeTheNextCommand) {
   RedisClient victim(redis_->options());
   absl::StatusOr<RedisReply> id = victim.Command({"CLIENT", "ID"});
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(*client().Command({"CLIENT", "KILL", "ID", std::to_string(id->integer)}),
             R::Integer(1));
-  EXPECT_EQ(victim.Command({"PING"}).status().code(), C::kUnavailable);
+  absl::SleepFor(absl::Milliseconds(50));  // let the close reach our socket
+  EXPECT_EQ(*victim.Command({"PING"}), R::Status("PONG"));
+  EXPECT_EQ(victim.reconnects(), 1);
+}
+
+TEST_F(RedisClientTest, ConnectionKilledMidCommandIsUnavailableThenReconnects) {
+  RedisOptions options = redis_->options();
+  options.command_timeout_ms = 10000;
+  RedisClient victim(options);
+  absl::StatusOr<RedisReply> id = victim.Command({"CLIENT", "ID"});
+  ASSERT_TRUE(id.ok()) << id.status();
+  absl::Status blocked;
+  absl::Duration took;
+  std::thread waiter([&] {
+    const absl::Time start = absl::Now();
+    blocked = victim.Command({"BLPOP", Key("never"), "5"}).status();
+    took = absl::Now() - start;
+  });
+  const std::string id_field = absl::StrCat("id=", id->integer, " ");
+  bool in_blpop = false;
+  for (int i = 0; i < 500 && !in_blpop; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+    absl::StatusOr<RedisReply> list = client().Command({"CLIENT", "LIST"});
+    ASSERT_TRUE(list.ok()) << list.status();
+    for (absl::string_view line : absl::StrSplit(list->str, '\n')) {
+      if (absl::StartsWith(line, id_field) && absl::StrContains(line, "cmd=blpop")) {
+        in_blpop = true;
+      }
+    }
+  }
+  ASSERT_TRUE(in_blpop);
+  EXPECT_EQ(*client().Command({"CLIENT", "KILL", "ID", std::to_string(id->integer)}),
+            R::Integer(1));
+  waiter.join();
+  EXPECT_EQ(blocked.code(), C::kUnavailable) << blocked;
+  EXPECT_LT(took, absl::Seconds(4));
   EXPECT_EQ(*victim.Command({"PING"}), R::Status("PONG"));
   EXPECT_EQ(victim.reconnects(), 1);
 }

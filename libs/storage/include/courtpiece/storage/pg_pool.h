@@ -20,7 +20,10 @@
 //      FailedPrecondition data exceptions (class 22) -> InvalidArgument; statement timeout/cancel
 //      -> DeadlineExceeded anything else -> Internal.
 //  - A connection that failed (or is no longer open) is closed and replaced on a later
-//    acquire; idle connections older than health_check_idle_ms are pinged before reuse.
+//    acquire. Before reuse, an idle connection the server closed (terminated backend,
+//    restart) is noticed without a round trip and replaced; one idle longer than
+//    health_check_idle_ms is also pinged. So only statements in flight see Unavailable.
+//    The failed Run is never retried by the pool (its commit may or may not have happened).
 //  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, so `fn`
 //    must reset whatever it writes outside the transaction.
 //

@@ -14,7 +14,9 @@
 //    Errors nested inside an array reply (EXEC, scripts) stay RedisReply::kError elements.
 //  - I/O failure -> Unavailable, command timeout -> DeadlineExceeded; the connection is
 //    dropped and the failing command is NOT retried (it may or may not have run). The next
-//    command reconnects (reconnect_attempts_max tries, reconnect_backoff_ms apart).
+//    command reconnects (reconnect_attempts_max tries, reconnect_backoff_ms apart). Before
+//    sending, a connection the server already closed (restart, CLIENT KILL, idle timeout)
+//    is noticed without a round trip and replaced, so only in-flight commands fail.
 //  - The constructor does not connect; the first command does.
 //  - Constructing a client makes the process ignore SIGPIPE (hiredis writes with write()).
 //
