@@ -288,6 +288,10 @@ absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions 
   return status;
 }
 
+absl::Status PgPool::Ping() {
+  return Run([](PgTransaction& tx) { return tx.Exec("SELECT 1").status(); });
+}
+
 int PgPool::in_use() const {
   absl::MutexLock lock(&mu_);
   return in_use_;

@@ -59,13 +59,8 @@ class PgParam {
   PgParam(const std::string& text) : text_(text) {}              // NOLINT
   PgParam(const char* text) : text_(std::string(text)) {}        // NOLINT
   template <typename Int>
-  requires std::is_integral_v<Int> PgParam(Int v) {  // NOLINT: integers and bool
-    if constexpr (std::is_same_v<Int, bool>) {
-      text_ = v ? "true" : "false";
-    } else {
-      text_ = std::to_string(v);
-    }
-  }
+  requires std::is_integral_v<Int> PgParam(Int v)
+      : text_(IntegerText(v)) {}                                  // NOLINT: integers and bool
   PgParam(std::optional<std::string> v) : text_(std::move(v)) {}  // NOLINT
   // Raw bytes for a bytea parameter (sent in the hex input form).
   static PgParam Bytes(absl::string_view raw);
@@ -74,6 +69,14 @@ class PgParam {
   const std::string& text() const { return *text_; }  // requires !is_null()
 
  private:
+  template <typename Int>
+  static std::string IntegerText(Int v) {
+    if constexpr (std::is_same_v<Int, bool>) {
+      return v ? "true" : "false";
+    } else {
+      return std::to_string(v);
+    }
+  }
   std::optional<std::string> text_;
 };
 
@@ -167,6 +170,9 @@ class PgPool {
   absl::Status Run(const TxFn& fn, PgTxOptions tx_options = {});
   // Run, retried while it returns Aborted, max_attempts >= 1 runs in total.
   absl::Status RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
+
+  // SELECT 1 on a pooled connection: for readiness checks.
+  absl::Status Ping();
 
   // Metrics (instantaneous / cumulative).
   int in_use() const;   // connections lent to a Run right now
