@@ -109,7 +109,7 @@ class PgResult {
   const std::vector<std::string>& columns() const { return columns_; }
   // Index of the column named `name`, or NotFound.
   absl::StatusOr<size_t> Column(absl::string_view name) const;
-  // Rows inserted/updated/deleted by the statement (0 for a plain SELECT's command status).
+  // The command tag's row count: rows inserted/updated/deleted (or returned, for SELECT).
   int64_t affected_rows() const { return affected_rows_; }
 
  private:
@@ -129,8 +129,9 @@ struct PgTxHandle;  // the libpqxx transaction, private to the .cc
 // A transaction in progress, handed to the function given to PgPool::Run.
 class PgTransaction {
  public:
-  // Runs one statement with $1.. parameters. After the first failure every later call
-  // returns that same error (the transaction is doomed).
+  // Runs ONE statement with $1.. parameters (text format; no multi-statement strings).
+  // After the first failure every later call returns that same error (the transaction is
+  // doomed).
   absl::StatusOr<PgResult> Exec(absl::string_view sql, const std::vector<PgParam>& params = {});
   // Exec, then FailedPrecondition unless exactly one row came back.
   absl::StatusOr<PgRow> ExecOneRow(absl::string_view sql, const std::vector<PgParam>& params = {});
