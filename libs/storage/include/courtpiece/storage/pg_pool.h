@@ -24,8 +24,9 @@
 //    restart) is noticed without a round trip and replaced; one idle longer than
 //    health_check_idle_ms is also pinged. So only statements in flight see Unavailable.
 //    The failed Run is never retried by the pool (its commit may or may not have happened).
-//  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, so `fn`
-//    must reset whatever it writes outside the transaction.
+//  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, after
+//    a short jittered backoff (retry_backoff_ms), so `fn` must reset whatever it writes
+//    outside the transaction.
 //
 // Thread-safety: PgPool is thread-safe. A PgTransaction belongs to the thread running `fn`
 // and must not escape it.
@@ -155,6 +156,7 @@ struct PgPoolOptions {
   int connect_timeout_ms = 3000;     // libpq connect_timeout (whole seconds, at least 2)
   int statement_timeout_ms = 10000;  // per session; 0 disables
   int health_check_idle_ms = 30000;  // ping connections idle longer than this before reuse
+  int retry_backoff_ms = 5;  // RunWithRetry sleeps U[0, this * 2^(n-1)] ms (cap 200) before retry n
   std::string application_name = "courtpiece";
 };
 
