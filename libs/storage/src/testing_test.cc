@@ -49,7 +49,8 @@ TEST(TestDatabaseTest, CreatesAUsableDatabaseAndDropsIt) {
 TEST(TestDatabaseTest, DistinctNames) {
   absl::StatusOr<std::unique_ptr<TestDatabase>> a = TestDatabase::Create();
   absl::StatusOr<std::unique_ptr<TestDatabase>> b = TestDatabase::Create();
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_NE((*a)->name(), (*b)->name());
   EXPECT_NE((*a)->url(), (*b)->url());
 }
