@@ -276,6 +276,24 @@ TEST_F(GrpcServerTest, OversizedRequestIsResourceExhausted) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
+TEST_F(GrpcServerTest, ThreadCapStillServesConcurrentCalls) {
+  GrpcServerOptions options;
+  options.max_threads = 4;
+  StartServer(options);
+  grpc::Status first;
+  grpc::Status second;
+  EchoResponse first_response;
+  EchoResponse second_response;
+  std::thread a([&] { first = Call("a", 50, 0, &first_response); });
+  std::thread b([&] { second = Call("b", 50, 0, &second_response); });
+  a.join();
+  b.join();
+  EXPECT_TRUE(first.ok()) << first.error_message();
+  EXPECT_TRUE(second.ok()) << second.error_message();
+  EXPECT_EQ(first_response.message(), "a");
+  EXPECT_EQ(second_response.message(), "b");
+}
+
 TEST_F(GrpcServerTest, PortInUseIsUnavailable) {
   StartServer();
   GrpcServerOptions options;
