@@ -1,10 +1,20 @@
 #include "courtpiece/table/testing.h"
 
-#include <cassert>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 
 namespace courtpiece::table {
+namespace {
+// Checks that stay on in release builds: the harness is what tests stand on.
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "TableHarness check failed: %s\n", what);
+    std::abort();
+  }
+}
+}  // namespace
 
 TableHarness::TableHarness(TableOptions options, std::string master_seed, EngineFactory* engines,
                            int64_t host_balance) {
@@ -18,7 +28,7 @@ TableHarness::TableHarness(TableOptions options, std::string master_seed, Engine
   granted_ += host_balance;
   absl::StatusOr<std::unique_ptr<Table>> t =
       Table::Create(options, engines_, seeds_.get(), now_);
-  assert(t.ok());
+  Check(t.ok(), "t.ok()");
   table_ = std::move(*t);
   Pump();
 }
@@ -64,11 +74,11 @@ void TableHarness::Pump() {
       }
       if (r.ok) Settle(f.transfer);
       absl::Status st = table_->OnWalletReply(f.transfer.key, r.ok, r.short_players, now_);
-      assert(st.ok());
+      Check(st.ok(), "st.ok()");
       (void)st;
     }
   }
-  assert(false && "Pump does not settle");
+  Check(false && "Pump does not settle", "false && 'Pump does not settle'");
 }
 
 absl::Status TableHarness::ReplyNow(const Reply& r) {
@@ -138,10 +148,21 @@ void TableHarness::RunUntilIdle(int64_t max_ms) {
   }
 }
 
+void TableHarness::PlayPeople() {
+  for (int guard = 0; guard < 1000; ++guard) {
+    if (table_->phase() != Phase::kPlaying) return;
+    int s = table_->engine()->ToAct();
+    if (s < 0 || table_->seat(s).kind != SeatKind::kPerson) return;
+    absl::Status st = Play(table_->seat(s).player, table_->engine()->AutoMove(s));
+    Check(st.ok(), "st.ok()");
+    (void)st;
+  }
+}
+
 void TableHarness::SnapshotRestore() {
   std::string snap = table_->Snapshot();
   absl::StatusOr<std::unique_ptr<Table>> t = Table::Restore(snap, engines_, seeds_.get());
-  assert(t.ok());
+  Check(t.ok(), "t.ok()");
   table_ = std::move(*t);
 }
 

@@ -33,6 +33,9 @@ class TableHarness {
   void Run(int64_t ms) { AdvanceTo(now_ + ms); }
   // Runs until the table waits on a person (a turn or nothing due), up to `max_ms`.
   void RunUntilIdle(int64_t max_ms = 3'600'000);
+  // Plays every turn waiting on a connected person with the engine's AutoMove, until the
+  // round in play (if any) is over or waits on something else.
+  void PlayPeople();
   // Drains outputs, applies transfers to the ledger and answers awaited ones.
   void Pump();
   // Replaces the table by one restored from its own snapshot.
