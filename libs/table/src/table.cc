@@ -3,7 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <cassert>
+#include "check.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -108,7 +108,7 @@ void Table::FlushEngineEvents() {
 void Table::EmitTransfer(Transfer t) {
   int64_t sum = 0;
   for (const TransferLeg& l : t.legs) sum += l.amount_coins;
-  assert(sum == 0);
+  TABLE_CHECK(sum == 0);
   (void)sum;
   if (t.awaited) {
     awaited_key_ = t.key;
@@ -183,7 +183,7 @@ void Table::Advance(int64_t now_ms) {
     if (!next || *next > now_ms || phase_ == Phase::kClosed) return;
     FireDue(*next);
   }
-  assert(false && "table deadlines do not advance");
+  TABLE_CHECK(false && "table deadlines do not advance");
 }
 
 void Table::FireDue(int64_t t) {

@@ -1,5 +1,5 @@
 // Rounds: stakes, play through the engine, turn timers, settlement, game end.
-#include <cassert>
+#include "check.h"
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -99,7 +99,7 @@ void Table::StartRound(int64_t now) {
   stake_attempt_ = 0;
   round_seed_ = seeds_->Draw(draw_index_++);
   absl::Status st = engine_->StartRound(round_seed_);
-  assert(st.ok());
+  TABLE_CHECK(st.ok());
   (void)st;
   phase_ = Phase::kPlaying;
   game_people_ = PeopleSeated();
@@ -138,7 +138,7 @@ void Table::DriveTurns(int64_t now) {
 void Table::ApplyMove(int s, const Move& move, int64_t now) {
   (void)now;
   absl::Status st = engine_->Apply(s, move);
-  assert(st.ok() && "AutoMove must be legal");
+  TABLE_CHECK(st.ok() && "AutoMove must be legal");
   (void)st;
   turn_deadline_ = 0;
   turn_seat_ = -1;

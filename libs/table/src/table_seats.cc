@@ -1,5 +1,5 @@
 // Seats: joining, leaving, disconnecting, bots, the host, auto start and the count-in.
-#include <cassert>
+#include "check.h"
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/table/table.h"
@@ -220,7 +220,7 @@ void Table::Reschedule(int64_t now) {
 void Table::StartGame(int64_t now) {
   absl::StatusOr<std::unique_ptr<GameEngine>> e =
       engines_->NewGame(options_.game_options, seeds_->Draw(draw_index_++));
-  assert(e.ok());  // options were validated at Create
+  TABLE_CHECK(e.ok());  // options were validated at Create
   engine_ = std::move(*e);
   game_active_ = true;
   ++game_no_;
