@@ -17,7 +17,8 @@ void Check(bool ok, const char* what) {
 }  // namespace
 
 TableHarness::TableHarness(TableOptions options, std::string master_seed, EngineFactory* engines,
-                           int64_t host_balance) {
+                           int64_t host_balance, int64_t start_ms)
+    : now_(start_ms) {
   if (engines == nullptr) {
     own_engines_ = std::make_unique<FakeEngineFactory>();
     engines = own_engines_.get();
@@ -35,6 +36,7 @@ TableHarness::TableHarness(TableOptions options, std::string master_seed, Engine
 
 void TableHarness::Absorb() {
   for (Event& e : table_->TakeEvents()) {
+    order.push_back({false, events.size()});
     events.push_back(std::move(e));
     event_times.push_back(now_);
   }
@@ -50,6 +52,7 @@ void TableHarness::Pump() {
     std::vector<Effect> fx = table_->TakeEffects();
     if (fx.empty()) return;
     for (Effect& f : fx) {
+      order.push_back({true, effects.size()});
       effects.push_back(f);
       effect_times.push_back(now_);
       if (f.type != EffectType::kTransfer) continue;

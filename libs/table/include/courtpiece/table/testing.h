@@ -18,7 +18,8 @@ class TableHarness {
  public:
   // `engines` defaults to a FakeEngineFactory owned by the harness.
   explicit TableHarness(TableOptions options, std::string master_seed = "seed",
-                        EngineFactory* engines = nullptr, int64_t host_balance = 100'000);
+                        EngineFactory* engines = nullptr, int64_t host_balance = 100'000,
+                        int64_t start_ms = 1'000'000);
 
   Table& table() { return *table_; }
   int64_t now() const { return now_; }
@@ -45,6 +46,8 @@ class TableHarness {
   std::vector<Event> events;
   std::vector<Effect> effects;
   std::vector<int64_t> event_times, effect_times;
+  // The order in which they came out: {false, i} = events[i], {true, i} = effects[i].
+  std::vector<std::pair<bool, size_t>> order;
   // The fake wallet's ledger. Unknown accounts start at 0; the house may go negative.
   std::map<std::string, int64_t> balances;
   // Scripted wallet replies: when non-empty, the next awaited transfer gets the front one
