@@ -293,6 +293,8 @@ void Table::MaybeFinishEarly(int64_t now) {
     turn_deadline_ = 0;
     turn_seat_ = -1;
     EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
+    EmitAll({.type = "seed", .detail = SeedHex(round_seed_),
+             .value = static_cast<int64_t>(round_no_)});
   }
   count_in_until_ = 0;
   phase_ = Phase::kWaiting;
