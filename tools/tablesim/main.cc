@@ -4,9 +4,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "courtpiece/table/fake_engine.h"
 #include "courtpiece/table/json.h"
@@ -96,8 +95,8 @@ int main(int argc, char** argv) {
     h.balances["player:" + player] = coins.get<int64_t>();
   }
   for (const json& r : sc.value("wallet", json::array())) {
-    h.scripted_replies.push_back({r.value("ok", true),
-                                  r.value("short", std::vector<std::string>{})});
+    h.scripted_replies.push_back(
+        {r.value("ok", true), r.value("short", std::vector<std::string>{})});
   }
   Printer out{h};
   out.Flush();
@@ -107,7 +106,9 @@ int main(int argc, char** argv) {
     h.AdvanceTo(at);
     out.Flush();
     absl::Status st = RunCommand(h, c);
-    json line{{"at", h.now()}, {"kind", "command"}, {"command", c},
+    json line{{"at", h.now()},
+              {"kind", "command"},
+              {"command", c},
               {"status", st.ok() ? "OK" : std::string(absl::StatusCodeToString(st.code()))}};
     if (!st.ok()) line["error"] = std::string(st.message());
     std::cout << line.dump() << "\n";
@@ -117,7 +118,9 @@ int main(int argc, char** argv) {
   out.Flush();
   json balances = json::object();
   for (auto& [acct, coins] : h.balances) balances[acct] = coins;
-  std::cout << json{{"at", h.now()}, {"kind", "end"}, {"balances", balances},
+  std::cout << json{{"at", h.now()},
+                    {"kind", "end"},
+                    {"balances", balances},
                     {"next_deadline", h.table().NextDeadline().value_or(-1)}}
                    .dump()
             << "\n";

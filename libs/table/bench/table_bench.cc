@@ -32,8 +32,11 @@ class Fleet {
   explicit Fleet(int n) : seeds_("bench", "fleet") {
     tables_.reserve(n);
     for (int i = 0; i < n; ++i) {
-      TableOptions o{.table_id = "b" + std::to_string(i), .host_player = "h" + std::to_string(i),
-                     .bet_coins = 25, .turn_time_ms = 5'000, .game_options = kGames[i % 5]};
+      TableOptions o{.table_id = "b" + std::to_string(i),
+                     .host_player = "h" + std::to_string(i),
+                     .bet_coins = 25,
+                     .turn_time_ms = 5'000,
+                     .game_options = kGames[i % 5]};
       absl::StatusOr<std::unique_ptr<Table>> t = Table::Create(o, &engines_, &seeds_, 0);
       Live l{std::move(*t), 0};
       (void)l.table->Handle({.type = CommandType::kStartNow, .player = o.host_player}, 0);
@@ -61,9 +64,8 @@ class Fleet {
     int64_t moves = 0;
     for (int guard = 0; guard < 100; ++guard) {
       for (const Event& e : l.table->TakeEvents()) {
-        moves += e.to_seat == 0 && (e.type == "played" || e.type == "trump" ||
-                                    e.type == "hidden" || e.type == "asked" ||
-                                    e.type == "shown");
+        moves += e.to_seat == 0 && (e.type == "played" || e.type == "trump" || e.type == "hidden" ||
+                                    e.type == "asked" || e.type == "shown");
       }
       std::vector<Effect> fx = l.table->TakeEffects();
       if (fx.empty()) return moves;

@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define TABLE_CHECK(cond)                                                            \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
+#define TABLE_CHECK(cond)                                                                 \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "%s:%d: TABLE_CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                  \
-    }                                                                                \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (0)
 
 #endif  // COURTPIECE_TABLE_SRC_CHECK_H_

@@ -45,8 +45,8 @@ absl::StatusOr<int> ParseTarget(std::string_view options) {
     std::string_view key = kv.substr(0, eq);
     std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
     if (key != "target") {
-      return absl::InvalidArgumentError(absl::StrCat("fake engine: unknown option '",
-                                                     std::string(key), "' (allowed: target)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("fake engine: unknown option '", std::string(key), "' (allowed: target)"));
     }
     int v = 0;
     auto r = std::from_chars(val.data(), val.data() + val.size(), v);
@@ -62,11 +62,16 @@ absl::StatusOr<int> ParseTarget(std::string_view options) {
 
 std::string_view MoveKindName(MoveKind kind) {
   switch (kind) {
-    case MoveKind::kCall: return "call";
-    case MoveKind::kHide: return "hide";
-    case MoveKind::kPlay: return "play";
-    case MoveKind::kAsk: return "ask";
-    case MoveKind::kShow: return "show";
+    case MoveKind::kCall:
+      return "call";
+    case MoveKind::kHide:
+      return "hide";
+    case MoveKind::kPlay:
+      return "play";
+    case MoveKind::kAsk:
+      return "ask";
+    case MoveKind::kShow:
+      return "show";
   }
   return "?";
 }
@@ -76,9 +81,7 @@ bool IsCourtKind(std::string_view kind) {
          kind == "six_point";
 }
 
-std::string CardName(int card) {
-  return std::string{kRanks[Rank(card)], kSuits[Suit(card)]};
-}
+std::string CardName(int card) { return std::string{kRanks[Rank(card)], kSuits[Suit(card)]}; }
 
 int ParseCard(std::string_view name) {
   if (name.size() != 2) return -1;
@@ -174,9 +177,8 @@ void FakeEngine::ResolveTrick() {
     if (Suit(c) == trump_) return 100 + Rank(c);
     return Suit(c) == led ? Rank(c) : -1;
   };
-  auto best = std::max_element(trick_.begin(), trick_.end(), [&](auto& a, auto& b) {
-    return score(a.second) < score(b.second);
-  });
+  auto best = std::max_element(trick_.begin(), trick_.end(),
+                               [&](auto& a, auto& b) { return score(a.second) < score(b.second); });
   int winner = best->first;
   tricks_[winner % 2]++;
   tricks_played_++;
@@ -217,8 +219,8 @@ Move FakeEngine::AutoMove(int seat) const {
     return {MoveKind::kCall, std::string(1, kSuits[best])};
   }
   std::vector<int> legal = LegalCards(seat);
-  int low = *std::min_element(legal.begin(), legal.end(),
-                              [](int a, int b) { return Rank(a) < Rank(b); });
+  int low =
+      *std::min_element(legal.begin(), legal.end(), [](int a, int b) { return Rank(a) < Rank(b); });
   return {MoveKind::kPlay, CardName(low)};
 }
 

@@ -5,8 +5,8 @@
 namespace courtpiece::table {
 
 std::string EventToJson(const Event& e, int64_t at_ms) {
-  nlohmann::json j{{"at", at_ms}, {"kind", "event"}, {"seq", e.seq}, {"to", e.to_seat},
-                   {"type", e.type}};
+  nlohmann::json j{
+      {"at", at_ms}, {"kind", "event"}, {"seq", e.seq}, {"to", e.to_seat}, {"type", e.type}};
   if (e.seat >= 0) j["seat"] = e.seat;
   if (!e.player.empty()) j["player"] = e.player;
   if (!e.cards.empty()) j["cards"] = e.cards;
@@ -43,13 +43,16 @@ std::string EffectToJson(const Effect& f, int64_t at_ms) {
       j["players"] = players;
       break;
     }
-    case EffectType::kRecordQuit: j["player"] = f.player; break;
+    case EffectType::kRecordQuit:
+      j["player"] = f.player;
+      break;
     case EffectType::kReport:
       j["reporter"] = f.player;
       j["note_id"] = f.note_id;
       j["author"] = f.author;
       break;
-    case EffectType::kClose: break;
+    case EffectType::kClose:
+      break;
   }
   return j.dump();
 }
@@ -63,9 +66,11 @@ absl::StatusOr<Command> CommandFromJson(std::string_view text) {
   Command c;
   if (type == "call" || type == "hide" || type == "play" || type == "ask" || type == "show") {
     c.type = CommandType::kMove;
-    static const std::pair<const char*, MoveKind> kinds[] = {
-        {"call", MoveKind::kCall}, {"hide", MoveKind::kHide}, {"play", MoveKind::kPlay},
-        {"ask", MoveKind::kAsk}, {"show", MoveKind::kShow}};
+    static const std::pair<const char*, MoveKind> kinds[] = {{"call", MoveKind::kCall},
+                                                             {"hide", MoveKind::kHide},
+                                                             {"play", MoveKind::kPlay},
+                                                             {"ask", MoveKind::kAsk},
+                                                             {"show", MoveKind::kShow}};
     for (auto& [n, k] : kinds) {
       if (type == n) c.move.kind = k;
     }

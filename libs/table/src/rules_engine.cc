@@ -21,9 +21,8 @@ std::vector<std::string> HandNames(rules::CardSet hand) {
 }  // namespace
 
 absl::StatusOr<rules::Rules> ParseRulesJson(std::string_view json) {
-  nlohmann::json j = nlohmann::json::parse(json.empty() ? std::string_view("{\"game\":\"classic\"}")
-                                                        : json,
-                                           nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(
+      json.empty() ? std::string_view("{\"game\":\"classic\"}") : json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError("game options must be a JSON object");
   }
@@ -62,19 +61,26 @@ absl::StatusOr<rules::Move> ToRulesMove(int seat, const Move& move) {
       return move.kind == MoveKind::kHide ? rules::Move::Hide(seat, *c)
                                           : rules::Move::Play(seat, *c);
     }
-    case MoveKind::kAsk: return rules::Move::Ask(seat);
-    case MoveKind::kShow: return rules::Move::Show(seat);
+    case MoveKind::kAsk:
+      return rules::Move::Ask(seat);
+    case MoveKind::kShow:
+      return rules::Move::Show(seat);
   }
   return absl::InvalidArgumentError("bad move");
 }
 
 Move FromRulesMove(const rules::Move& m) {
   switch (m.type) {
-    case rules::MoveType::kCall: return {MoveKind::kCall, rules::SuitName(m.value)};
-    case rules::MoveType::kHide: return {MoveKind::kHide, rules::CardName(m.value)};
-    case rules::MoveType::kPlay: return {MoveKind::kPlay, rules::CardName(m.value)};
-    case rules::MoveType::kAsk: return {MoveKind::kAsk, ""};
-    case rules::MoveType::kShow: return {MoveKind::kShow, ""};
+    case rules::MoveType::kCall:
+      return {MoveKind::kCall, rules::SuitName(m.value)};
+    case rules::MoveType::kHide:
+      return {MoveKind::kHide, rules::CardName(m.value)};
+    case rules::MoveType::kPlay:
+      return {MoveKind::kPlay, rules::CardName(m.value)};
+    case rules::MoveType::kAsk:
+      return {MoveKind::kAsk, ""};
+    case rules::MoveType::kShow:
+      return {MoveKind::kShow, ""};
   }
   return {};
 }
@@ -89,8 +95,8 @@ absl::Status RulesEngine::StartRound(const Seed& seed) {
     rules::SeatView v = round_->View(s);
     Emit(s, {"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
     if (!v.hand.empty()) {
-      Emit(s, {"hand", s, HandNames(v.hand),
-               v.phase == rules::Phase::kCall ? "first_five" : "full"});
+      Emit(s,
+           {"hand", s, HandNames(v.hand), v.phase == rules::Phase::kCall ? "first_five" : "full"});
     }
   }
   return absl::OkStatus();
@@ -112,14 +118,16 @@ absl::Status RulesEngine::Apply(int seat, const Move& move) {
   return absl::OkStatus();
 }
 
-void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before,
-                             bool shown_before, int set_before, int pickups_before,
-                             int payouts_before, rules::Phase phase_before) {
+void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before, bool shown_before,
+                             int set_before, int pickups_before, int payouts_before,
+                             rules::Phase phase_before) {
   const rules::Round& r = *round_;
   for (int s = 0; s < 4; ++s) {
     rules::SeatView v = r.View(s);
     switch (m.type) {
-      case rules::MoveType::kCall: Emit(s, {"trump", seat, {}, Suit(v.trump)}); break;
+      case rules::MoveType::kCall:
+        Emit(s, {"trump", seat, {}, Suit(v.trump)});
+        break;
       case rules::MoveType::kHide:
         Emit(s, {"hidden", seat,
                  s == seat ? std::vector<std::string>{rules::CardName(
@@ -127,8 +135,12 @@ void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before,
                            : std::vector<std::string>{},
                  ""});
         break;
-      case rules::MoveType::kAsk: Emit(s, {"asked", seat, {}, ""}); break;
-      case rules::MoveType::kShow: Emit(s, {"shown", seat, {}, ""}); break;
+      case rules::MoveType::kAsk:
+        Emit(s, {"asked", seat, {}, ""});
+        break;
+      case rules::MoveType::kShow:
+        Emit(s, {"shown", seat, {}, ""});
+        break;
       case rules::MoveType::kPlay: {
         rules::Card c = kHiddenCard;
         if (v.num_tricks > tricks_before) {
@@ -153,9 +165,11 @@ void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before,
     }
     if (v.num_tricks > tricks_before) {
       const rules::TrickRecord& t = v.tricks[tricks_before];
-      Emit(s, {"trick", t.winner, {},
-               absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ",
-                            v.count[0], "-", v.count[1])});
+      Emit(s, {"trick",
+               t.winner,
+               {},
+               absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ", v.count[0],
+                            "-", v.count[1])});
     }
     for (int i = pickups_before; i < v.num_pickups; ++i) {
       Emit(s, {"pickup", v.pickups[i].seat, {}, absl::StrCat(int{v.pickups[i].count})});
@@ -164,9 +178,11 @@ void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before,
       Emit(s, {"stack_payout", v.payouts[i].team, {}, absl::StrCat(int{v.payouts[i].points})});
     }
     if (v.over) {
-      Emit(s, {"round_over", v.result.winner, {},
-               absl::StrCat(std::string(rules::ResultKindName(v.result.kind)), " ",
-                            v.result.points)});
+      Emit(s,
+           {"round_over",
+            v.result.winner,
+            {},
+            absl::StrCat(std::string(rules::ResultKindName(v.result.kind)), " ", v.result.points)});
     }
   }
 }
@@ -187,19 +203,21 @@ std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
   if (!round_) return out;
   rules::SeatView v = round_->View(seat);
   out.push_back({"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
-  out.push_back({"hand", seat, HandNames(v.hand),
-                 v.phase == rules::Phase::kCall ? "first_five" : "full"});
+  out.push_back(
+      {"hand", seat, HandNames(v.hand), v.phase == rules::Phase::kCall ? "first_five" : "full"});
   if (v.face_down_card >= 0) {
-    out.push_back({"hidden", v.caller,
-                   {rules::CardName(static_cast<rules::Card>(v.face_down_card))}, ""});
+    out.push_back(
+        {"hidden", v.caller, {rules::CardName(static_cast<rules::Card>(v.face_down_card))}, ""});
   }
   if (v.trump >= 0) out.push_back({"trump", v.caller, {}, Suit(v.trump)});
-  out.push_back({"tricks", -1, {},
+  out.push_back({"tricks",
+                 -1,
+                 {},
                  absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ",
                               v.count[0], "-", v.count[1])});
   for (int i = 0; i < v.current_size; ++i) {
-    out.push_back({"played", (v.current.leader + i) % 4, {rules::CardName(v.current.cards[i])},
-                   ""});
+    out.push_back(
+        {"played", (v.current.leader + i) % 4, {rules::CardName(v.current.cards[i])}, ""});
   }
   return out;
 }
@@ -256,8 +274,7 @@ absl::StatusOr<std::unique_ptr<GameEngine>> RulesEngineFactory::NewGame(
     std::string_view options, const Seed& first_dealer_seed) {
   absl::StatusOr<rules::Rules> r = ParseRulesJson(options);
   if (!r.ok()) return r.status();
-  return std::unique_ptr<GameEngine>(
-      std::make_unique<RulesEngine>(*r, first_dealer_seed[0] % 4));
+  return std::unique_ptr<GameEngine>(std::make_unique<RulesEngine>(*r, first_dealer_seed[0] % 4));
 }
 
 absl::Status RulesEngineFactory::Validate(std::string_view options) {

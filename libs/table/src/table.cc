@@ -3,16 +3,17 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include "check.h"
 
 #include "absl/strings/str_cat.h"
+#include "check.h"
 
 namespace courtpiece::table {
 namespace {
 
 constexpr std::array<std::string_view, 15> kCommandNames = {
-    "join", "leave", "disconnect", "reconnect", "start_now", "remove_bot", "ask_bot", "vote",
-    "swap_partner", "end_early", "move", "voice_start", "voice_sent", "voice_discard", "report"};
+    "join",       "leave",       "disconnect", "reconnect",     "start_now",
+    "remove_bot", "ask_bot",     "vote",       "swap_partner",  "end_early",
+    "move",       "voice_start", "voice_sent", "voice_discard", "report"};
 
 std::string Hex(const uint8_t* data, size_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -40,8 +41,8 @@ std::string_view TransferStepName(TransferStep step) {
   return kNames[static_cast<int>(step)];
 }
 std::string_view EffectTypeName(EffectType type) {
-  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit",
-                                                "report", "close"};
+  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit", "report",
+                                                "close"};
   return kNames[static_cast<int>(type)];
 }
 
@@ -100,7 +101,9 @@ void Table::FlushEngineEvents() {
   std::array<std::vector<EngineEvent>, 4> per_seat = engine_->TakeEvents();
   for (int s = 0; s < 4; ++s) {
     for (EngineEvent& e : per_seat[s]) {
-      EmitTo(s, {.type = std::move(e.type), .seat = e.seat, .cards = std::move(e.cards),
+      EmitTo(s, {.type = std::move(e.type),
+                 .seat = e.seat,
+                 .cards = std::move(e.cards),
                  .detail = std::move(e.detail)});
     }
   }
@@ -152,7 +155,7 @@ std::string Table::PotAccount() const {
 }
 std::string Table::SeatAccount(int s) const {
   return seats_[s].kind == SeatKind::kPerson ? absl::StrCat("player:", seats_[s].player)
-                                              : std::string("house");
+                                             : std::string("house");
 }
 
 std::optional<int64_t> Table::NextDeadline() const {
@@ -237,21 +240,36 @@ absl::Status Table::Handle(const Command& c, int64_t now_ms) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now_ms);
   }
   switch (c.type) {
-    case CommandType::kJoin: break;
-    case CommandType::kLeave: return Leave(s, now_ms);
-    case CommandType::kDisconnect: return Disconnect(s, now_ms);
-    case CommandType::kReconnect: return Reconnect(s, now_ms);
-    case CommandType::kStartNow: return StartNow(s, now_ms);
-    case CommandType::kRemoveBot: return RemoveBot(s, c.seat, now_ms);
-    case CommandType::kAskBot: return AskBot(s, c.seat, now_ms);
-    case CommandType::kVote: return CastVote(s, c.yes, now_ms);
-    case CommandType::kSwapPartner: return SwapPartner(s, c.seat, now_ms);
-    case CommandType::kEndEarly: return EndEarly(s, now_ms);
-    case CommandType::kMove: return PlayMove(s, c.move, now_ms);
-    case CommandType::kVoiceStart: return VoiceStart(s, now_ms);
-    case CommandType::kVoiceSent: return VoiceSent(s, c, now_ms);
-    case CommandType::kVoiceDiscard: return VoiceDiscard(s, now_ms);
-    case CommandType::kReport: return Report(s, c, now_ms);
+    case CommandType::kJoin:
+      break;
+    case CommandType::kLeave:
+      return Leave(s, now_ms);
+    case CommandType::kDisconnect:
+      return Disconnect(s, now_ms);
+    case CommandType::kReconnect:
+      return Reconnect(s, now_ms);
+    case CommandType::kStartNow:
+      return StartNow(s, now_ms);
+    case CommandType::kRemoveBot:
+      return RemoveBot(s, c.seat, now_ms);
+    case CommandType::kAskBot:
+      return AskBot(s, c.seat, now_ms);
+    case CommandType::kVote:
+      return CastVote(s, c.yes, now_ms);
+    case CommandType::kSwapPartner:
+      return SwapPartner(s, c.seat, now_ms);
+    case CommandType::kEndEarly:
+      return EndEarly(s, now_ms);
+    case CommandType::kMove:
+      return PlayMove(s, c.move, now_ms);
+    case CommandType::kVoiceStart:
+      return VoiceStart(s, now_ms);
+    case CommandType::kVoiceSent:
+      return VoiceSent(s, c, now_ms);
+    case CommandType::kVoiceDiscard:
+      return VoiceDiscard(s, now_ms);
+    case CommandType::kReport:
+      return Report(s, c, now_ms);
   }
   return absl::InvalidArgumentError("unknown command");
 }

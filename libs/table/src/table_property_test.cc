@@ -45,8 +45,7 @@ class WatchedEngine final : public GameEngine {
 
 class WatchedFactory final : public EngineFactory {
  public:
-  absl::StatusOr<std::unique_ptr<GameEngine>> NewGame(std::string_view o,
-                                                      const Seed& s) override {
+  absl::StatusOr<std::unique_ptr<GameEngine>> NewGame(std::string_view o, const Seed& s) override {
     absl::StatusOr<std::unique_ptr<GameEngine>> e = real_.NewGame(o, s);
     if (!e.ok()) return e.status();
     return std::unique_ptr<GameEngine>(std::make_unique<WatchedEngine>(std::move(*e), this));
@@ -105,8 +104,10 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   auto chance = [&](double p) { return std::uniform_real_distribution<>(0, 1)(rng) < p; };
   WatchedFactory f;
-  TableOptions o{.table_id = "t" + std::to_string(seed), .host_player = "p0",
-                 .bet_coins = 25 + 25 * pick(4), .turn_time_ms = 5'000 + 1000 * pick(26),
+  TableOptions o{.table_id = "t" + std::to_string(seed),
+                 .host_player = "p0",
+                 .bet_coins = 25 + 25 * pick(4),
+                 .turn_time_ms = 5'000 + 1000 * pick(26),
                  .game_options = kGames[pick(6)]};
   TableHarness h(o, "seed" + std::to_string(seed), &f, 10'000);
   RunResult res;
@@ -155,8 +156,8 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
       }
       bool current_pot = acct == "pot:" + o.table_id + ":" + std::to_string(h.table().round_no());
       if (acct.starts_with("pot:") && coins != 0 &&
-          !(current_pot && (h.table().phase() == Phase::kPlaying ||
-                            h.table().phase() == Phase::kCourtStake))) {
+          !(current_pot &&
+            (h.table().phase() == Phase::kPlaying || h.table().phase() == Phase::kCourtStake))) {
         res.failure = "pot not empty: " + acct;
         return false;
       }
@@ -213,10 +214,12 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
       (void)h.Simple(CommandType::kVoiceStart, sitter);
     } else if (action == 10) {
       (void)h.Do({.type = pick(3) ? CommandType::kVoiceSent : CommandType::kVoiceDiscard,
-                  .player = sitter, .note_id = "n" + std::to_string(step),
+                  .player = sitter,
+                  .note_id = "n" + std::to_string(step),
                   .duration_ms = 1 + pick(8000)});
     } else if (action == 11) {
-      (void)h.Do({.type = CommandType::kReport, .player = sitter,
+      (void)h.Do({.type = CommandType::kReport,
+                  .player = sitter,
                   .note_id = "n" + std::to_string(step - 1 - pick(5))});
     } else if (action <= 16) {
       // The person to act plays: usually the bot's choice, sometimes a random card.
@@ -244,7 +247,8 @@ TEST(TableProperties, RandomTablesConserveCoinsLeakNothingAndNeverStall) {
   for (uint64_t seed = 1; seed <= 2000; ++seed) {
     RunResult r = RunTable(seed, 0, 250);
     ASSERT_EQ(r.failure, "") << "table seed " << seed;
-    for (const std::string& line : r.out) rounds += line.find("\"round_started\"") != std::string::npos;
+    for (const std::string& line : r.out)
+      rounds += line.find("\"round_started\"") != std::string::npos;
   }
   std::printf("[properties] 2000 tables, %d round_started events\n", rounds);
   EXPECT_GT(rounds, 2000);

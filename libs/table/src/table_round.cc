@@ -1,8 +1,8 @@
 // Rounds: stakes, play through the engine, turn timers, settlement, game end.
-#include "check.h"
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "check.h"
 #include "courtpiece/table/table.h"
 
 namespace courtpiece::table {
@@ -30,8 +30,7 @@ void Table::EndCountIn(int64_t now) {
 }
 
 absl::Status Table::OnWalletReply(std::string_view key, bool ok,
-                                  const std::vector<std::string>& short_players,
-                                  int64_t now_ms) {
+                                  const std::vector<std::string>& short_players, int64_t now_ms) {
   Advance(now_ms);
   if (awaited_key_.empty() || key != awaited_key_) {
     return absl::NotFoundError(absl::StrCat("no awaited transfer ", std::string(key)));
@@ -69,8 +68,8 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
       Payout(now_ms);
     } else {
       // Losing players who cannot pay again are left out; the rest pay (docs/table.md).
-      Transfer again{.key = absl::StrCat(t.key, "+"), .step = TransferStep::kCourtStake,
-                     .awaited = true};
+      Transfer again{
+          .key = absl::StrCat(t.key, "+"), .step = TransferStep::kCourtStake, .awaited = true};
       int64_t in = 0;
       for (const TransferLeg& l : t.legs) {
         bool short_leg = false;
@@ -108,7 +107,8 @@ void Table::StartRound(int64_t now) {
     EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
     vote_ = Vote{};
   }
-  EmitAll({.type = "round_started", .detail = Sha256Hex(round_seed_),
+  EmitAll({.type = "round_started",
+           .detail = Sha256Hex(round_seed_),
            .value = static_cast<int64_t>(round_no_)});
   FlushEngineEvents();
   DriveTurns(now);
@@ -165,10 +165,12 @@ void Table::EndRound(int64_t now) {
   outcome_game_over_ = engine_->GameOver();
   FlushEngineEvents();
   std::array<int, 2> sc = engine_->Scores();
-  EmitAll({.type = "round_result", .seat = outcome_.winning_team,
+  EmitAll({.type = "round_result",
+           .seat = outcome_.winning_team,
            .detail = absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]),
            .value = outcome_.points});
-  EmitAll({.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+  EmitAll(
+      {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     // A Court pays double: each losing seat stakes again first (§4.6).
     phase_ = Phase::kCourtStake;
@@ -247,7 +249,8 @@ void Table::FinishGame(bool ended_early, int64_t now) {
     if (seats_[s].kind != SeatKind::kPerson) continue;
     rec.players.push_back({seats_[s].player, s, s % 2 == rec.winning_team});
   }
-  EmitAll({.type = "game_over", .seat = rec.winning_team,
+  EmitAll({.type = "game_over",
+           .seat = rec.winning_team,
            .detail = absl::StrCat(ended_early ? "ended_early " : "", sc[0], "-", sc[1])});
   effects_.push_back({.type = EffectType::kRecordGame, .game = std::move(rec)});
   game_active_ = false;
@@ -293,8 +296,8 @@ void Table::MaybeFinishEarly(int64_t now) {
     turn_deadline_ = 0;
     turn_seat_ = -1;
     EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
-    EmitAll({.type = "seed", .detail = SeedHex(round_seed_),
-             .value = static_cast<int64_t>(round_no_)});
+    EmitAll(
+        {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
   }
   count_in_until_ = 0;
   phase_ = Phase::kWaiting;

@@ -1,7 +1,6 @@
 // Seats: joining, leaving, disconnecting, bots, the host, auto start and the count-in.
-#include "check.h"
-
 #include "absl/strings/str_cat.h"
+#include "check.h"
 #include "courtpiece/table/table.h"
 
 namespace courtpiece::table {
@@ -47,7 +46,9 @@ absl::Status Table::Join(const Command& c, int64_t now) {
   EmitAll({.type = "seated", .seat = seat, .player = c.player, .detail = "person"});
   for (int s = 0; s < 4; ++s) {
     if (s != seat && seats_[s].kind != SeatKind::kEmpty) {
-      EmitTo(seat, {.type = "seated", .seat = s, .player = seats_[s].player,
+      EmitTo(seat, {.type = "seated",
+                    .seat = s,
+                    .player = seats_[s].player,
                     .detail = seats_[s].kind == SeatKind::kBot ? "bot" : "person"});
     }
   }
@@ -101,13 +102,17 @@ absl::Status Table::Reconnect(int s, int64_t now) {
   EmitAll({.type = "back", .seat = s, .player = st.player});
   for (int o = 0; o < 4; ++o) {
     if (seats_[o].kind != SeatKind::kEmpty) {
-      EmitTo(s, {.type = "seated", .seat = o, .player = seats_[o].player,
+      EmitTo(s, {.type = "seated",
+                 .seat = o,
+                 .player = seats_[o].player,
                  .detail = seats_[o].kind == SeatKind::kBot ? "bot" : "person"});
     }
   }
   if (engine_) {
     for (EngineEvent& e : engine_->ViewOf(s)) {
-      EmitTo(s, {.type = std::move(e.type), .seat = e.seat, .cards = std::move(e.cards),
+      EmitTo(s, {.type = std::move(e.type),
+                 .seat = e.seat,
+                 .cards = std::move(e.cards),
                  .detail = std::move(e.detail)});
     }
   }
@@ -138,7 +143,9 @@ absl::Status Table::RemoveBot(int s, int target, int64_t now) {
     return absl::InvalidArgumentError("no bot in that seat");
   }
   if (InRound()) return absl::FailedPreconditionError("bots stay until the round ends");
-  EmitAll({.type = "unseated", .seat = target, .player = seats_[target].player,
+  EmitAll({.type = "unseated",
+           .seat = target,
+           .player = seats_[target].player,
            .detail = "bot_removed"});
   seats_[target] = SeatState{};
   Reschedule(now);

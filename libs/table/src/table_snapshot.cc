@@ -97,8 +97,7 @@ std::string Table::Snapshot() const {
 }
 
 absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
-                                                      EngineFactory* engines,
-                                                      SeedSource* seeds) {
+                                                      EngineFactory* engines, SeedSource* seeds) {
   pb::TableState s;
   if (!s.ParseFromArray(snapshot.data(), static_cast<int>(snapshot.size())) ||
       s.format_version() != 1 || s.seats_size() != 4 || s.round_seed().size() != 32) {
@@ -148,14 +147,19 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   }
   t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
   t->outcome_game_over_ = s.outcome_game_over();
-  t->vote_ = Vote{.active = s.vote().active(), .swap = s.vote().swap(), .seat = s.vote().seat(),
-                  .asker = s.vote().asker(), .deadline_ms = s.vote().deadline_ms(),
+  t->vote_ = Vote{.active = s.vote().active(),
+                  .swap = s.vote().swap(),
+                  .seat = s.vote().seat(),
+                  .asker = s.vote().asker(),
+                  .deadline_ms = s.vote().deadline_ms(),
                   .pending = {s.vote().pending().begin(), s.vote().pending().end()}};
   t->recording_seat_ = s.recording_seat();
   t->recording_until_ = s.recording_until_ms();
   for (const pb::VoiceNote& p : s.notes()) {
-    t->notes_.push_back({.note_id = p.note_id(), .author = p.author(),
-                         .author_seat = p.author_seat(), .play_at_ms = p.play_at_ms(),
+    t->notes_.push_back({.note_id = p.note_id(),
+                         .author = p.author(),
+                         .author_seat = p.author_seat(),
+                         .play_at_ms = p.play_at_ms(),
                          .report_until_ms = p.report_until_ms(),
                          .reporters = {p.reporters().begin(), p.reporters().end()}});
   }

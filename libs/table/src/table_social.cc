@@ -13,14 +13,20 @@ absl::Status Table::AskBot(int s, int target, int64_t now) {
       (seats_[target].kind != SeatKind::kEmpty && !seats_[target].Away())) {
     return absl::InvalidArgumentError("a bot can only take an empty or waiting seat");
   }
-  vote_ = Vote{.active = true, .swap = false, .seat = target, .asker = seats_[s].player,
+  vote_ = Vote{.active = true,
+               .swap = false,
+               .seat = target,
+               .asker = seats_[s].player,
                .deadline_ms = now + kVoteSilenceMs};
   for (int o = 0; o < 4; ++o) {
     if (o != s && o != target && seats_[o].kind == SeatKind::kPerson) {
       vote_.pending.push_back(seats_[o].player);
     }
   }
-  EmitAll({.type = "vote", .seat = target, .player = vote_.asker, .detail = "bot",
+  EmitAll({.type = "vote",
+           .seat = target,
+           .player = vote_.asker,
+           .detail = "bot",
            .value = vote_.deadline_ms});
   if (vote_.pending.empty()) ResolveVote(true, now);
   return absl::OkStatus();
@@ -36,12 +42,18 @@ absl::Status Table::SwapPartner(int s, int target, int64_t now) {
   if (seats_[target].kind == SeatKind::kEmpty) {
     return absl::InvalidArgumentError("that seat is empty");
   }
-  vote_ = Vote{.active = true, .swap = true, .seat = target, .asker = seats_[s].player,
+  vote_ = Vote{.active = true,
+               .swap = true,
+               .seat = target,
+               .asker = seats_[s].player,
                .deadline_ms = now + kVoteSilenceMs};
   for (int o = 0; o < 4; ++o) {
     if (o != s && seats_[o].kind == SeatKind::kPerson) vote_.pending.push_back(seats_[o].player);
   }
-  EmitAll({.type = "vote", .seat = target, .player = vote_.asker, .detail = "swap",
+  EmitAll({.type = "vote",
+           .seat = target,
+           .player = vote_.asker,
+           .detail = "swap",
            .value = vote_.deadline_ms});
   if (vote_.pending.empty()) ResolveVote(true, now);
   return absl::OkStatus();
@@ -73,16 +85,15 @@ void Table::ResolveVote(bool passed, int64_t now) {
     if (seats_[v.seat].kind == SeatKind::kEmpty) {
       seats_[v.seat].kind = SeatKind::kBot;
       seats_[v.seat].player = absl::StrCat("bot-", v.seat);
-      EmitAll({.type = "seated", .seat = v.seat, .player = seats_[v.seat].player,
-               .detail = "bot"});
+      EmitAll({.type = "seated", .seat = v.seat, .player = seats_[v.seat].player, .detail = "bot"});
     }
   } else {
     int hs = SeatOf(v.asker);
     if (hs >= 0 && v.asker == host_) {
       int partner = (hs + 2) % 4;
       std::swap(seats_[partner], seats_[v.seat]);
-      EmitAll({.type = "swapped", .seat = partner, .player = seats_[partner].player,
-               .value = v.seat});
+      EmitAll(
+          {.type = "swapped", .seat = partner, .player = seats_[partner].player, .value = v.seat});
     }
   }
   Reschedule(now);
@@ -99,7 +110,9 @@ absl::Status Table::VoiceStart(int s, int64_t now) {
   seats_[s].voice_used = true;  // a discard or a timeout still uses it (§5.1)
   recording_seat_ = s;
   recording_until_ = now + kVoiceMaxMs + kVoiceUploadGraceMs;
-  EmitAll({.type = "voice_recording", .seat = s, .player = seats_[s].player,
+  EmitAll({.type = "voice_recording",
+           .seat = s,
+           .player = seats_[s].player,
            .value = now + kVoiceMaxMs});
   return absl::OkStatus();
 }
@@ -113,10 +126,15 @@ absl::Status Table::VoiceSent(int s, const Command& c, int64_t now) {
   recording_seat_ = -1;
   recording_until_ = 0;
   std::erase_if(notes_, [&](const VoiceNote& n) { return n.report_until_ms < now; });
-  VoiceNote n{.note_id = c.note_id, .author = seats_[s].player, .author_seat = s,
+  VoiceNote n{.note_id = c.note_id,
+              .author = seats_[s].player,
+              .author_seat = s,
               .play_at_ms = now + kVoicePlayDelayMs};
   n.report_until_ms = n.play_at_ms + c.duration_ms + kVoiceReportWindowMs + kVoiceReportGraceMs;
-  EmitAll({.type = "voice_note", .seat = s, .player = n.author, .detail = n.note_id,
+  EmitAll({.type = "voice_note",
+           .seat = s,
+           .player = n.author,
+           .detail = n.note_id,
            .value = n.play_at_ms});
   notes_.push_back(std::move(n));
   return absl::OkStatus();

@@ -17,7 +17,10 @@ using Legs = std::map<std::string, int64_t>;
 constexpr int64_t kT0 = 1'000'000;  // the harness's start time
 
 TableOptions Opts() {
-  return {.table_id = "t1", .host_player = "host", .bet_coins = 100, .turn_time_ms = 10'000,
+  return {.table_id = "t1",
+          .host_player = "host",
+          .bet_coins = 100,
+          .turn_time_ms = 10'000,
           .game_options = ""};
 }
 
@@ -96,8 +99,10 @@ TEST_F(Scenario, AutoStartSevenSecondsAfterTheFourthSeatThenCountInThenStakes) {
   EXPECT_EQ(stakes[0].key, "t1:1:stake:0");
   EXPECT_EQ(stakes[0].min_balance_coins, 200);
   EXPECT_TRUE(stakes[0].awaited);
-  EXPECT_EQ(LegsOf(stakes[0]), (Legs{{"player:host", -100}, {"player:a", -100},
-                                     {"player:b", -100}, {"player:c", -100},
+  EXPECT_EQ(LegsOf(stakes[0]), (Legs{{"player:host", -100},
+                                     {"player:a", -100},
+                                     {"player:b", -100},
+                                     {"player:c", -100},
                                      {"pot:t1:1", 400}}));
   EXPECT_EQ(h.table().phase(), Phase::kPlaying);
   EXPECT_EQ(h.table().round_no(), 1u);
@@ -112,8 +117,8 @@ TEST_F(Scenario, StartNowSeatsBotsAndTheHousePaysTheirStakes) {
   h.Run(kCountInMs);
   std::vector<Transfer> stakes = Transfers(h, TransferStep::kStake);
   ASSERT_EQ(stakes.size(), 1u);
-  EXPECT_EQ(LegsOf(stakes[0]), (Legs{{"player:host", -100}, {"player:a", -100},
-                                     {"house", -200}, {"pot:t1:1", 400}}));
+  EXPECT_EQ(LegsOf(stakes[0]),
+            (Legs{{"player:host", -100}, {"player:a", -100}, {"house", -200}, {"pot:t1:1", 400}}));
   EXPECT_EQ(h.Simple(CommandType::kStartNow, "a").code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -150,8 +155,7 @@ TEST_F(Scenario, WinningPeopleGetHalfThePotEach) {
   h.PlayPeople();
   std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
   ASSERT_EQ(pay.size(), 1u);
-  EXPECT_EQ(LegsOf(pay[0]),
-            (Legs{{"pot:t1:1", -400}, {"player:host", 200}, {"player:a", 200}}));
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -400}, {"player:host", 200}, {"player:a", 200}}));
   EXPECT_EQ(h.balances["player:host"], 100'100);
   EXPECT_EQ(h.balances["player:b"], 99'900);
 }
@@ -174,8 +178,7 @@ TEST_F(Scenario, EveryCourtKindPaysDouble) {
               (Legs{{"player:host", -100}, {"player:a", -100}, {"pot:t1:1", 200}}));
     std::vector<Transfer> pay = Transfers(t, TransferStep::kPayout);
     ASSERT_EQ(pay.size(), 1u);
-    EXPECT_EQ(LegsOf(pay[0]),
-              (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+    EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
     EXPECT_EQ(t.balances["player:host"], 99'800);
     EXPECT_EQ(t.balances["player:b"], 100'200);
     EXPECT_EQ(t.Sum(), 0);
@@ -191,8 +194,8 @@ TEST_F(Scenario, ADrawReturnsEveryStakeToWhoeverPaidIt) {
   std::vector<Transfer> refund = Transfers(h, TransferStep::kRefund);
   ASSERT_EQ(refund.size(), 1u);
   EXPECT_EQ(refund[0].key, "t1:1:refund");
-  EXPECT_EQ(LegsOf(refund[0]), (Legs{{"pot:t1:1", -400}, {"player:host", 100},
-                                     {"player:a", 100}, {"house", 200}}));
+  EXPECT_EQ(LegsOf(refund[0]),
+            (Legs{{"pot:t1:1", -400}, {"player:host", 100}, {"player:a", 100}, {"house", 200}}));
   EXPECT_EQ(h.balances["player:a"], 100'000);
   EXPECT_EQ(h.balances["house"], 0);
 }
@@ -443,8 +446,11 @@ TEST_F(Scenario, EndingEarlyNeedsEveryoneAndRefundsTheRound) {
   EXPECT_FALSE(h.table().game_active());
   std::vector<Transfer> refund = Transfers(h, TransferStep::kRefund);
   ASSERT_EQ(refund.size(), 1u);
-  EXPECT_EQ(LegsOf(refund[0]), (Legs{{"pot:t1:1", -400}, {"player:host", 100}, {"player:a", 100},
-                                     {"player:b", 100}, {"player:c", 100}}));
+  EXPECT_EQ(LegsOf(refund[0]), (Legs{{"pot:t1:1", -400},
+                                     {"player:host", 100},
+                                     {"player:a", 100},
+                                     {"player:b", 100},
+                                     {"player:c", 100}}));
   std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
   ASSERT_EQ(games.size(), 1u);
   EXPECT_TRUE(games[0].game.ended_early);
@@ -482,11 +488,13 @@ TEST_F(Scenario, VoiceNotesLockAllowanceAndPlayDelay) {
   EXPECT_EQ(rec.seat, 2);
   EXPECT_EQ(rec.value, h.now() + 7'000);
   EXPECT_EQ(h.Simple(CommandType::kVoiceStart, "b").code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1",
-                  .duration_ms = 7'001}).code(),
-            absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1",
-                    .duration_ms = 4'000}).ok());
+  EXPECT_EQ(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 7'001})
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 4'000})
+          .ok());
   Event note = h.EventsOfType("voice_note")[0];
   EXPECT_EQ(note.value, h.now() + 1'000);  // plays 1 s after it is sent
   EXPECT_EQ(note.detail, "n1");
@@ -522,8 +530,9 @@ TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingWithGraceAndNotYourOwn) {
   ASSERT_TRUE(h.Join("a").ok());
   ASSERT_TRUE(h.Join("b").ok());
   ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
-  ASSERT_TRUE(h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1",
-                    .duration_ms = 3'000}).ok());
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 3'000})
+          .ok());
   int64_t sent = h.now();
   Command report{.type = CommandType::kReport, .player = "b", .note_id = "n1"};
   Command own{.type = CommandType::kReport, .player = "a", .note_id = "n1"};

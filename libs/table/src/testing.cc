@@ -27,8 +27,7 @@ TableHarness::TableHarness(TableOptions options, std::string master_seed, Engine
   seeds_ = std::make_unique<DeterministicSeedSource>(master_seed, options.table_id);
   balances[absl::StrCat("player:", options.host_player)] = host_balance;
   granted_ += host_balance;
-  absl::StatusOr<std::unique_ptr<Table>> t =
-      Table::Create(options, engines_, seeds_.get(), now_);
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Create(options, engines_, seeds_.get(), now_);
   Check(t.ok(), "t.ok()");
   table_ = std::move(*t);
   Pump();
@@ -143,8 +142,7 @@ void TableHarness::RunUntilIdle(int64_t max_ms) {
   for (int guard = 0; guard < 1'000'000; ++guard) {
     std::optional<int64_t> next = table_->NextDeadline();
     if (!next || *next > end) break;
-    if (table_->phase() == Phase::kPlaying && table_->engine() &&
-        table_->engine()->ToAct() >= 0) {
+    if (table_->phase() == Phase::kPlaying && table_->engine() && table_->engine()->ToAct() >= 0) {
       break;  // a person's turn
     }
     AdvanceTo(*next);

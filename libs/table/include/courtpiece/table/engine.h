@@ -80,7 +80,7 @@ class EngineFactory {
  public:
   virtual ~EngineFactory() = default;
   virtual absl::StatusOr<std::unique_ptr<GameEngine>> NewGame(std::string_view options,
-                                                               const Seed& first_dealer_seed) = 0;
+                                                              const Seed& first_dealer_seed) = 0;
   virtual absl::Status Validate(std::string_view options) = 0;
 };
 

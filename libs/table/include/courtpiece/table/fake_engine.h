@@ -17,7 +17,7 @@
 
 namespace courtpiece::table {
 
-std::string CardName(int card);  // 0..51 -> "2C".."AS"
+std::string CardName(int card);        // 0..51 -> "2C".."AS"
 int ParseCard(std::string_view name);  // -1 when malformed
 
 class FakeEngine final : public GameEngine {

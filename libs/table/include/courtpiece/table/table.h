@@ -62,16 +62,29 @@ std::string Sha256Hex(const Seed& seed);
 std::string SeedHex(const Seed& seed);
 
 struct TableOptions {
-  std::string table_id;     // also names the pot accounts: pot:<table_id>:<round>
-  std::string host_player;  // the creator, seated at seat 0
-  int64_t bet_coins = 25;   // 25..1000
+  std::string table_id;           // also names the pot accounts: pot:<table_id>:<round>
+  std::string host_player;        // the creator, seated at seat 0
+  int64_t bet_coins = 25;         // 25..1000
   int64_t turn_time_ms = 15'000;  // 5000..30000
   std::string game_options;       // opaque to the table, validated by the EngineFactory
 };
 
 enum class CommandType : uint8_t {
-  kJoin = 0, kLeave, kDisconnect, kReconnect, kStartNow, kRemoveBot, kAskBot, kVote,
-  kSwapPartner, kEndEarly, kMove, kVoiceStart, kVoiceSent, kVoiceDiscard, kReport,
+  kJoin = 0,
+  kLeave,
+  kDisconnect,
+  kReconnect,
+  kStartNow,
+  kRemoveBot,
+  kAskBot,
+  kVote,
+  kSwapPartner,
+  kEndEarly,
+  kMove,
+  kVoiceStart,
+  kVoiceSent,
+  kVoiceDiscard,
+  kReport,
 };
 std::string_view CommandTypeName(CommandType type);
 std::optional<CommandType> ParseCommandType(std::string_view name);
@@ -100,7 +113,7 @@ struct Event {
 };
 
 struct TransferLeg {
-  std::string account;  // "player:<id>", "house", "pot:<table>:<round>"
+  std::string account;       // "player:<id>", "house", "pot:<table>:<round>"
   int64_t amount_coins = 0;  // negative = debit
 };
 enum class TransferStep : uint8_t { kStake = 0, kCourtStake = 1, kPayout = 2, kRefund = 3 };
@@ -133,9 +146,9 @@ enum class EffectType : uint8_t { kTransfer = 0, kRecordGame, kRecordQuit, kRepo
 std::string_view EffectTypeName(EffectType type);
 struct Effect {
   EffectType type = EffectType::kTransfer;
-  Transfer transfer;  // kTransfer
-  GameRecord game;    // kRecordGame
-  std::string player; // kRecordQuit: who quit; kReport: the reporter
+  Transfer transfer;            // kTransfer
+  GameRecord game;              // kRecordGame
+  std::string player;           // kRecordQuit: who quit; kReport: the reporter
   std::string note_id, author;  // kReport
 };
 
@@ -147,7 +160,7 @@ struct SeatState {
   bool left = false;          // pressed Leave during a round: a bot plays until it ends
   int64_t keep_until_ms = 0;  // away between rounds: the seat is kept until then
   int timeouts_in_row = 0;
-  bool bot_driving = false;   // five timeouts in a row: a bot plays until the player acts
+  bool bot_driving = false;  // five timeouts in a row: a bot plays until the player acts
   bool voice_used = false;
   bool end_early = false;
   bool Away() const { return kind == SeatKind::kPerson && (!connected || left); }
@@ -184,8 +197,7 @@ class Table {
                                                        EngineFactory* engines, SeedSource* seeds,
                                                        int64_t now_ms);
   static absl::StatusOr<std::unique_ptr<Table>> Restore(std::string_view snapshot,
-                                                        EngineFactory* engines,
-                                                        SeedSource* seeds);
+                                                        EngineFactory* engines, SeedSource* seeds);
 
   // Fires every deadline up to `now_ms`, then applies `command`. Errors are the player's
   // (InvalidArgument, FailedPrecondition, NotFound, PermissionDenied) and change nothing.
@@ -259,8 +271,7 @@ class Table {
   int PeopleSeated() const;
   bool AllSeatsReady() const;
   bool InRound() const {
-    return phase_ == Phase::kStaking || phase_ == Phase::kPlaying ||
-           phase_ == Phase::kCourtStake;
+    return phase_ == Phase::kStaking || phase_ == Phase::kPlaying || phase_ == Phase::kCourtStake;
   }
   bool GameCounts() const { return game_people_ >= 2; }
   std::string PotAccount() const;
