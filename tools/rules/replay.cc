@@ -274,7 +274,7 @@ Json ViewJson(const rules::SeatView& v, const Round& r) {
     return a;
   };
   j["seat"] = v.seat;
-  j["game"] = std::string(rules::GameTypeName(v.game));
+  j["game_type"] = std::string(rules::GameTypeName(v.game));
   j["dealer"] = v.dealer;
   j["caller"] = v.caller;
   j["phase"] = v.phase == rules::Phase::kCall ? "call" : v.phase == rules::Phase::kPlay ? "play" : "over";
