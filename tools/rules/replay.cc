@@ -274,7 +274,7 @@ Json ViewJson(const rules::SeatView& v, const Round& r) {
     return a;
   };
   j["seat"] = v.seat;
-  j["game"] = std::string(rules::GameTypeName(v.game));
+  j["game_type"] = std::string(rules::GameTypeName(v.game));
   j["dealer"] = v.dealer;
   j["caller"] = v.caller;
   j["phase"] = v.phase == rules::Phase::kCall ? "call" : v.phase == rules::Phase::kPlay ? "play" : "over";
@@ -404,7 +404,7 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
   rules::Game game(in.rules, in.first_dealer);
   Json error;
   bool settled = true;
-  std::optional<Round> last;
+  std::optional<Round> last, unbooked;
   for (size_t ri = 0; ri < in.rounds.size() && error.is_null(); ++ri) {
     const InputRound& ir = in.rounds[ri];
     if (game.over()) {
@@ -425,23 +425,32 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
       error = ErrorJson(ErrorCode::kMissingMoves, ri, nullptr,
                         "round " + std::to_string(ri) + " ends before its moves do");
     }
-    rounds_json.push_back(RoundJson(round));
-    if (round.over()) {
+    // The round an error is in is given with its finished tricks and a null result, and
+    // is not booked (REPLAY.md), even when the error is a move after its end.
+    const bool booked = round.over() && error.is_null();
+    Json rj = RoundJson(round);
+    if (!booked) rj["result"] = nullptr;
+    rounds_json.push_back(std::move(rj));
+    if (booked) {
       game.FinishRound(round);
     } else {
       settled = false;
+      unbooked = round;
     }
     last = round;
   }
   const bool ok = error.is_null();
   if (!ok) settled = false;
+  // Stack points are the game's score as they are paid, so an unbooked stack round shows
+  // its points so far.
   const Round* live_stack =
-      (last && !last->over() && in.rules.game == GameType::kStack) ? &*last : nullptr;
+      (unbooked && in.rules.game == GameType::kStack) ? &*unbooked : nullptr;
   if (view_seat) {
     Json v;
     v["ok"] = ok;
     if (last) {
       v.update(ViewJson(last->View(*view_seat), *last));
+      if (unbooked) v["result"] = nullptr;
     } else {
       v["seat"] = *view_seat;
     }

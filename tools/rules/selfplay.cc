@@ -69,7 +69,8 @@ CliOutput DealCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args, &f, &err)) return UsageError(err);
   auto seed = rules::ParseSeed(f["seed"]);
   if (!seed) return UsageError("--seed must be 64 hex digits");
-  rules::Rules r = rules::DefaultRules(rules::GameType::kPiles);
+  rules::Rules r = rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden
+                                                       : rules::GameType::kPiles);
   if (f.count("rules")) {
     auto parsed = RulesFlag(f["rules"], &err);
     if (!parsed) return UsageError(err);

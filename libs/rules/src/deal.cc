@@ -57,6 +57,23 @@ void EnsureSodium() {
   (void)kInit;
 }
 
+// True when the first packets alone make every deal one-sided (a team's ten first cards
+// hold 9+ honours, all four aces or ten trumps): reshuffling the rest cannot help, so none
+// is tried (docs/rules-engine.md).
+bool FirstPacketsOneSided(const std::array<Card, 52>& deck, int caller, int trump) {
+  std::array<CardSet, 2> team{};
+  for (int k = 0; k < 4; ++k) {
+    for (int i = 0; i < 5; ++i) team[TeamOf((caller + k) % 4)].Add(deck[5 * k + i]);
+  }
+  for (const CardSet& t : team) {
+    if ((t & CardSet(HonorsMask())).size() >= 9 || (t & CardSet(AcesMask())).size() == 4) {
+      return true;
+    }
+    if (trump >= 0 && t.InSuit(trump).size() >= 10) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<Seed> ParseSeed(absl::string_view hex) {
@@ -140,7 +157,7 @@ Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness) {
   std::iota(deck.begin(), deck.end(), Card{0});
   for (int i = 51; i >= 1; --i) std::swap(deck[i], deck[stream.Uniform(i + 1)]);
   Assign(deck, caller, &d);
-  if (!d.check_applies) return d;
+  if (!d.check_applies || FirstPacketsOneSided(deck, caller, trump)) return d;
   while (d.reshuffles < kMaxReshuffles && IsOneSided(Masks(d), trump)) {
     for (int i = 31; i >= 1; --i) std::swap(deck[20 + i], deck[20 + stream.Uniform(i + 1)]);
     Assign(deck, caller, &d);
