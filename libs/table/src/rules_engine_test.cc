@@ -86,7 +86,7 @@ TEST_F(RealEngine, AWholeGameSettlesAndConservesCoins) {
       h.Run(kCountInMs);
     }
     ASSERT_EQ(h.EffectsOfType(EffectType::kRecordGame).size(), 1u);
-    const GameRecord& g = h.EffectsOfType(EffectType::kRecordGame)[0].game;
+    const GameRecord g = h.EffectsOfType(EffectType::kRecordGame)[0].game;
     EXPECT_TRUE(g.counts_for_stats);
     EXPECT_EQ(g.players.size(), 4u);
     EXPECT_EQ(h.Sum(), 0);

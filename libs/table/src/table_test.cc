@@ -484,6 +484,7 @@ TEST_F(Scenario, VoiceNotesLockAllowanceAndPlayDelay) {
   ASSERT_TRUE(h.Join("b").ok());
   ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
   EXPECT_EQ(h.table().recording_seat(), 2);
+  ASSERT_EQ(h.EventsOfType("voice_recording").size(), 3u);  // everyone at the table sees it
   Event rec = h.EventsOfType("voice_recording")[0];
   EXPECT_EQ(rec.seat, 2);
   EXPECT_EQ(rec.value, h.now() + 7'000);

@@ -213,6 +213,8 @@ class Table {
   std::optional<std::string> AwaitedTransferKey() const;
   std::vector<Event> TakeEvents();
   std::vector<Effect> TakeEffects();
+  // The whole state, as protos/courtpiece/table/v1/table_state.proto. Outputs not yet taken
+  // are not part of it: drain TakeEvents()/TakeEffects() first.
   std::string Snapshot() const;
 
   Phase phase() const { return phase_; }
