@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""Writes tests/replay/cases/*.json. Every expected value below is computed by hand from
+RULES.md / REPLAY.md (the reasoning is in the comments); builder.py double-checks each one
+against the small reference model in model.py and refuses to write a case on disagreement.
+
+Seats: team 0 = seats 0, 2; team 1 = seats 1, 3. caller = (dealer + 1) % 4.
+Run: python3 tests/replay/gen/build_cases.py   (rewrites tests/replay/cases/)
+"""
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from builder import R, build_case  # noqa: E402
+from model import DECK  # noqa: E402
+
+CASES = []
+
+
+def case(name, why, rules, first_dealer=3, rounds=(), **kw):
+    CASES.append(build_case(name, why, rules, first_dealer, list(rounds), **kw))
+
+
+def remaining(inp, seat, rnd=-1):
+    """Cards of `seat` not yet played (a plain function of the input, not a rules call)."""
+    r = inp["rounds"][rnd]
+    played = {m["play"] for m in r["moves"] if "play" in m}
+    return [c for c in r["hands"][seat].split() if c not in played]
+
+
+CL = {"game": "classic"}
+PI = {"game": "piles"}
+HI = {"game": "hidden"}
+KA = {"game": "kaat"}
+ST = {"game": "stack"}
+
+# ---------------------------------------------------------------- classic (RULES §2.1)
+# first_dealer 3 -> caller 0. Auto tricks "S>w": all four follow suit, w holds the top card.
+SEVEN_ZERO = ["S>0", "S>0", "S>2", "H>2", "H>0", "H>2", "D>0"]
+case("classic_court_7_0_default",
+     "§2.1 court_bonus default court: first seven tricks 7-0 -> Court, 2 points; round stops "
+     "at 7; §2.1 caller's team won -> same caller; §1.2 caller = dealer+1",
+     CL, 3, [R(SEVEN_ZERO, call="S", dealer=3, caller=0,
+               result=(0, "court", 2, [7, 0]))],
+     game=([2, 0], False, None, 0))
+case("classic_court_bonus_none_7_0",
+     "§2.1 court_bonus none: 7-0 is an ordinary win, 1 point",
+     dict(CL, court_bonus="none"), 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "normal", 1, [7, 0]))],
+     game=([1, 0], False, None, 0))
+case("classic_court_bonus_court_explicit",
+     "§2.1 court_bonus court given explicitly, caller 2 (first_dealer 1) wins 7-0 -> 2 points, "
+     "calls again",
+     dict(CL, court_bonus="court"), 1,
+     [R(["S>2", "S>0", "S>2", "H>2", "H>0", "H>2", "D>0"], call="H", dealer=1, caller=2,
+        result=(0, "court", 2, [7, 0]))],
+     game=([2, 0], False, None, 2))
+# winners 2,1,1,3,0,2,0,2,0,2: team0 t1,t5-t10 = 7, team1 t2-t4 = 3 -> ends after trick 10.
+case("classic_normal_7_3",
+     "§2.1 the round ends as soon as a team has 7 tricks (here 7-3 after 10 tricks), 1 point; "
+     "caller 2's team won -> caller 2 again",
+     CL, 1,
+     [R(["S>2", "S>1", "S>1", "H>3", "H>0", "H>2", "D>0", "D>2", "D>0", "C>2"], call="D",
+        dealer=1, caller=2, result=(0, "normal", 1, [7, 3]))],
+     game=([1, 0], False, None, 2))
+# winners 1,1,0,3,3,2,1,3,1: team1 t1,t2,t4,t5,t7,t8,t9 = 7; team0 t3,t6 = 2.
+case("classic_caller_loses",
+     "§2.1 caller's team lost 2-7 -> the next seat calls (caller 0 -> 1)",
+     CL, 3,
+     [R(["S>1", "S>1", "S>0", "H>3", "H>3", "H>2", "D>1", "D>3", "D>1"], call="C",
+        result=(1, "normal", 1, [2, 7]))],
+     game=([0, 1], False, None, 1))
+KOT13 = ["S>0", "S>2", "S>0", "H>2", "H>0", "H>2", "D>0", "D>2", "D>0", "C>2", "C>0", "C>0",
+         "AS AH AD AC >0"]  # trick 13: seat 0 leads the trump ace
+case("classic_kot_13_0_default_points",
+     "§2.1 court_bonus kot: at 7-0 play goes on; 13-0 scores kot_points (default 3)",
+     dict(CL, court_bonus="kot"), 3,
+     [R(KOT13, call="S", result=(0, "kot", 3, [13, 0]))],
+     game=([3, 0], False, None, 0))
+case("classic_kot_points_5_reaches_target",
+     "§2.1 kot 13-0 scores kot_points=5; §2 target default 5 reached -> game over, "
+     "next_caller null",
+     dict(CL, court_bonus="kot", kot_points=5), 3,
+     [R(KOT13, call="S", result=(0, "kot", 5, [13, 0]))],
+     game=([5, 0], True, 0, None))
+case("classic_kot_broken_eight_to_one",
+     "§2.1 / seed 004 'eight tricks to one': kot on, 8-0 then the other team wins trick 9 -> "
+     "round ends at once, 1 point; caller's side keeps the call",
+     dict(CL, court_bonus="kot"), 3,
+     [R(["S>0", "S>2", "S>0", "H>2", "H>0", "H>2", "D>0", "D>2", "D>1"], call="S",
+        result=(0, "normal", 1, [8, 1]))],
+     game=([1, 0], False, None, 0))
+case("classic_kot_broken_at_trick_8",
+     "§2.1 kot on: 7-0 then the other team wins trick 8 -> ends 7-1 with 1 point",
+     dict(CL, court_bonus="kot", kot_points=4), 3,
+     [R(SEVEN_ZERO + ["D>3"], call="S", result=(0, "normal", 1, [7, 1]))],
+     game=([1, 0], False, None, 0))
+case("classic_kot_option_normal_7_2",
+     "§2.1 kot on but the other team already has tricks: the round ends at 7 (7-2), 1 point",
+     dict(CL, court_bonus="kot"), 3,
+     [R(["S>1", "S>0", "S>2", "H>3", "H>0", "H>2", "D>0", "D>2", "D>0"], call="S",
+        result=(0, "normal", 1, [7, 2]))],
+     game=([1, 0], False, None, 0))
+# trick 13: seat 1 (winner of 12) leads AH; seat 2 AS, seat 3 AD (trump D cuts), seat 0 AC.
+case("classic_kot_lost_by_caller_team",
+     "§2.1 kot 13-0 by the defending team: kot_points to team 1; caller lost -> next seat",
+     dict(CL, court_bonus="kot"), 3,
+     [R(["S>1", "S>3", "S>1", "H>3", "H>1", "H>3", "D>1", "D>3", "D>1", "C>3", "C>1", "C>1",
+         "AH AS AD AC >3"], call="D", result=(1, "kot", 3, [0, 13]))],
+     game=([0, 3], False, None, 1))
+
+# Trump mechanics, unfinished round (ok:true, result null, next_caller null).
+# t1 leader 0: AS 2S 3H 4S: seat 2 cuts with 3H -> 2.
+# t2 leader 2: KD(2) 5H(3) AD(0) 2D(1): the 5 of trumps beats the ace led -> 3.
+# t3 leader 3: QC(3) 6H(0) 7H(1) 8C(2): two cut, higher trump 7H -> 1.
+# t4 leader 1: 9S(1) TC(2) JS(3) 5S(0): TC is a third suit, JS highest spade -> 3.
+case("classic_trump_cut_and_third_suit_unfinished",
+     "§1.4-1.5 a cut wins, the 5 of trumps beats the ace led, higher of two cuts wins, a third "
+     "suit never wins; REPLAY: unfinished last round -> ok true, result null, next_caller null",
+     CL, 3,
+     [R(["AS 2S 3H 4S >2", "KD 5H AD 2D >3", "QC 6H 7H 8C >1", "9S TC JS 5S >3"], call="H",
+        result="null")],
+     game=([0, 0], False, None, None))
+case("classic_call_suit_not_held",
+     "REPLAY bad_call note: any suit may be called, held or not (seat 0 holds only spades, "
+     "calls clubs)",
+     CL, 3,
+     [R([], call="C", hands=[" ".join(r + s for r in "AKQJT98765432") for s in "SHDC"],
+        after=[{"seat": 0, "play": "AS"}, {"seat": 1, "play": "AH"},
+               {"seat": 2, "play": "AD"}, {"seat": 3, "play": "2C"}],
+        extra={"tricks": [{"leader": 0, "cards": ["AS", "AH", "AD", "2C"], "winner": 3}]},
+        result="null")],
+     game=([0, 0], False, None, None))
+case("classic_no_moves",
+     "REPLAY: a valid input whose last round is unfinished (no moves at all) -> ok true, "
+     "no tricks, result null, next_caller null",
+     CL, 2, [R([], dealer=2, caller=3, trump=None, result="null")],
+     game=([0, 0], False, None, None))
+
+# Several rounds: who calls next (§2.1) and dealer = caller - 1.
+case("classic_three_rounds_who_calls",
+     "§2.1 who calls next over 3 rounds: caller 1's team wins a Court (2) -> 1 calls again "
+     "(dealer 0 again); then loses -> 2 calls (dealer 1); 2's team wins a Court -> score 3-2",
+     CL, 0,
+     [R(["S>1", "S>3", "S>1", "H>3", "H>1", "H>3", "D>1"], call="S", dealer=0, caller=1,
+        result=(1, "court", 2, [0, 7])),
+      R(["S>0", "S>2", "S>1", "H>0", "H>2", "H>0", "D>2", "D>0"], call="H", dealer=0, caller=1,
+        result=(0, "normal", 1, [7, 1])),
+      R(["S>2", "S>0", "S>2", "H>2", "H>0", "H>2", "D>0"], call="D", dealer=1, caller=2,
+        result=(0, "court", 2, [7, 0]))],
+     game=([3, 2], False, None, 2))
+TEAM1_WIN = ["S>1", "S>3", "S>1", "H>3", "H>0", "H>1", "D>3", "D>1"]  # 7-1 for team 1
+case("classic_target_2_game_over",
+     "§2 target 2: team 1 wins two normal rounds as caller 1 (first_dealer 0) -> over, "
+     "winner 1, next_caller null",
+     dict(CL, target=2), 0,
+     [R(TEAM1_WIN, call="S", dealer=0, caller=1, result=(1, "normal", 1, [1, 7])),
+      R(TEAM1_WIN, call="S", dealer=0, caller=1, result=(1, "normal", 1, [1, 7]))],
+     game=([0, 2], True, 1, None))
+case("classic_target_1_single_round",
+     "§2 target 1 (lowest classic target) is valid; one win ends the game",
+     dict(CL, target=1), 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0]))],
+     game=([2, 0], True, 0, None))
+case("classic_target_100_valid",
+     "§2 target 100 (highest classic target) is valid",
+     dict(CL, target=100), 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0]))],
+     game=([2, 0], False, None, 0))
+
+# ------------------------------------------------------------------ errors (REPLAY)
+case("error_game_over_extra_round",
+     "REPLAY game_over: a round given after the game ended; round names it, move null; exit 1",
+     dict(CL, target=1), 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
+      R(SEVEN_ZERO, call="S", dealer=3)],
+     exit=1, error=(1, None, "game_over"),
+     expect_extra={"game": {"next_caller": None}}, check_model=False)
+CASES[-1]["expect"]["rounds"] = {"$prefix": [CASES[-1]["expect"]["rounds"][0]]}
+case("error_missing_moves",
+     "REPLAY missing_moves: a round that is not the last stops before its end; round 0, move "
+     "null; the unfinished round is given with its finished tricks and result null",
+     CL, 3,
+     [R(["S>0", "S>1"], call="S", result="null"),
+      R(SEVEN_ZERO, call="S", dealer=3)],
+     exit=1, error=(0, None, "missing_moves"),
+     expect_extra={"game": {"next_caller": None}}, check_model=False)
+CASES[-1]["expect"]["rounds"] = CASES[-1]["expect"]["rounds"][:1]
+case("error_round_over_classic",
+     "REPLAY round_over: a move after the round ended at 7-0 (move 29 = call + 28 plays)",
+     CL, 3,
+     [R(SEVEN_ZERO, call="S", after=[{"seat": 0, "play": "2C"}])],
+     exit=1, error=(0, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
+     check_model=False)
+CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 7}}]
+case("error_round_over_second_round",
+     "REPLAY round_over in round 1 (round index 1, move 29); round 0 is given whole",
+     CL, 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
+      R(SEVEN_ZERO, call="S", dealer=3, after=[{"seat": 0, "play": "2C"}])],
+     exit=1, error=(1, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
+     check_model=False)
+CASES[-1]["expect"]["rounds"][1] = {"tricks": {"$len": 7}}
+
+SUITED = [" ".join(r + s for r in "AKQJT98765432") for s in "SHDC"]  # 0 S, 1 H, 2 D, 3 C
+MIX = ["AS KS QS JS TS AH KH QH JH TH AD KD QD",
+       "9S 8S 7S 6S 5S 9H 8H 7H 6H 5H JD TD 9D",
+       "4S 3S 2S AC KC 4H 3H 2H QC JC 8D 7D 6D",
+       "TC 9C 8C 7C 6C 5C 4C 3C 2C 5D 4D 3D 2D"]
+case("error_not_your_turn_first_play",
+     "REPLAY not_your_turn: after the call, seat 1 plays before the caller (move 1)",
+     CL, 3, [R([], call="S", hands=MIX, after=[{"seat": 1, "play": "9S"}], result="null")],
+     exit=1, error=(0, 1, "not_your_turn"), game=([0, 0], False, None, None))
+case("error_not_your_turn_mid_trick",
+     "REPLAY not_your_turn: seat 2 plays in seat 1's turn (move 2)",
+     CL, 3, [R([], call="S", hands=MIX,
+               after=[{"seat": 0, "play": "AS"}, {"seat": 2, "play": "4S"}], result="null")],
+     exit=1, error=(0, 2, "not_your_turn"))
+case("error_not_your_turn_next_trick_leader",
+     "§1.5 the winner leads: seat 0 wins trick 1, seat 1 tries to lead trick 2 (move 5)",
+     CL, 3, [R([], call="S", hands=MIX,
+               after=[{"seat": 0, "play": "AS"}, {"seat": 1, "play": "9S"},
+                      {"seat": 2, "play": "4S"}, {"seat": 3, "play": "2D"},
+                      {"seat": 1, "play": "8S"}],
+               extra={"tricks": [{"leader": 0, "cards": ["AS", "9S", "4S", "2D"],
+                                  "winner": 0}]},
+               result="null")],
+     exit=1, error=(0, 5, "not_your_turn"))
+case("error_bad_call_not_caller",
+     "REPLAY bad_call: not the caller (seat 1 calls; caller is 0)",
+     CL, 3, [R([], hands=MIX, after=[{"seat": 1, "call": "S"}], result="null")],
+     exit=1, error=(0, 0, "bad_call"), game=([0, 0], False, None, None))
+case("error_bad_call_not_a_suit",
+     "REPLAY bad_call: not a suit ('X')",
+     CL, 3, [R([], hands=MIX, after=[{"seat": 0, "call": "X"}], result="null")],
+     exit=1, error=(0, 0, "bad_call"))
+case("error_bad_call_twice",
+     "REPLAY bad_call: a call not expected now (second call, move 1)",
+     CL, 3, [R([], call="S", hands=MIX, after=[{"seat": 0, "call": "H"}], result="null")],
+     exit=1, error=(0, 1, "bad_call"))
+case("error_bad_call_hide_in_classic",
+     "REPLAY bad_call: a hide is not expected in classic",
+     CL, 3, [R([], hands=MIX, after=[{"seat": 0, "hide": "AS"}], result="null")],
+     exit=1, error=(0, 0, "bad_call"))
+case("error_bad_call_in_stack_second_round_caller",
+     "REPLAY bad_call in a stack game: seat 2 calls, but caller is 1 (first_dealer 0)",
+     ST, 0, [R([], hands=MIX, after=[{"seat": 2, "call": "S"}], result="null")],
+     exit=1, error=(0, 0, "bad_call"))
+case("error_card_not_in_hand_other_seat",
+     "REPLAY card_not_in_hand: the caller plays seat 1's card (move 1)",
+     CL, 3, [R([], call="S", hands=MIX, after=[{"seat": 0, "play": "9S"}], result="null")],
+     exit=1, error=(0, 1, "card_not_in_hand"))
+case("error_card_not_in_hand_already_played",
+     "REPLAY card_not_in_hand: seat 0 leads trick 2 with AS it played in trick 1 (move 5)",
+     CL, 3, [R([], call="S", hands=MIX,
+               after=[{"seat": 0, "play": "AS"}, {"seat": 1, "play": "9S"},
+                      {"seat": 2, "play": "4S"}, {"seat": 3, "play": "2D"},
+                      {"seat": 0, "play": "AS"}], extra={"tricks": [{"winner": 0}]},
+               result="null")],
+     exit=1, error=(0, 5, "card_not_in_hand"))
+case("error_must_follow_suit",
+     "§1.4 / REPLAY must_follow_suit: seat 1 holds spades and plays a heart on a spade lead",
+     CL, 3, [R([], call="S", hands=MIX,
+               after=[{"seat": 0, "play": "AS"}, {"seat": 1, "play": "9H"}], result="null")],
+     exit=1, error=(0, 2, "must_follow_suit"), game=([0, 0], False, None, None))
+case("ok_throw_when_void",
+     "§1.4 cutting is never forced: seat 3 (no spades) throws 2D, not a trump; seat 0 wins",
+     CL, 3, [R([], call="C", hands=MIX,
+               after=[{"seat": 0, "play": "AS"}, {"seat": 1, "play": "9S"},
+                      {"seat": 2, "play": "4S"}, {"seat": 3, "play": "2D"}],
+               extra={"tricks": [{"leader": 0, "cards": ["AS", "9S", "4S", "2D"],
+                                  "winner": 0}]}, result="null")],
+     game=([0, 0], False, None, None))
+# bad_input / bad_rules / bad_deal: exit 2, round and move null.
+GOOD = {"rules": {"game": "classic"}, "first_dealer": 3,
+        "rounds": [{"hands": MIX, "moves": [{"seat": 0, "call": "S"}]}]}
+
+
+def variant(**kw):
+    d = json.loads(json.dumps(GOOD))
+    d.update(kw)
+    return d
+
+
+def err2(name, why, inp, code, contains=None):
+    e = {"round": None, "move": None, "code": code}
+    if contains:
+        e["message"] = {"$contains": contains}
+    CASES.append({"name": name, "why": why, "args": [], "input": inp, "expect_exit": 2,
+                  "expect": {"ok": False, "error": e}})
+
+
+err2("bad_input_not_json", "REPLAY bad_input: not JSON at all; exit 2, round/move null",
+     "{\"rules\": {\"game\": \"classic\"}, \"first_dealer\": 3, \"rounds\": [", "bad_input")
+err2("bad_input_no_rounds", "REPLAY bad_input: 'rounds' missing (not the format)",
+     {"rules": {"game": "classic"}, "first_dealer": 3}, "bad_input")
+err2("bad_input_bad_card_text_in_hand",
+     "REPLAY bad_input: bad card text ('1S' for a ten) in a hand",
+     variant(rounds=[{"hands": [MIX[0].replace("TS", "1S")] + MIX[1:],
+                      "moves": []}]), "bad_input")
+err2("bad_input_bad_card_text_lowercase",
+     "REPLAY / RULES notation: card text is rank then suit in upper case; 'as' is bad card text",
+     variant(rounds=[{"hands": [MIX[0].replace("AS", "as")] + MIX[1:],
+                      "moves": []}]), "bad_input")
+err2("bad_input_bad_card_text_in_move",
+     "REPLAY bad_input covers bad card text anywhere in the input, also a play ('10S')",
+     variant(rounds=[{"hands": MIX, "moves": [{"seat": 0, "call": "S"},
+                                               {"seat": 0, "play": "10S"}]}]), "bad_input")
+err2("bad_deal_duplicate_card",
+     "REPLAY bad_deal: a duplicate card (AS twice, 2D missing)",
+     variant(rounds=[{"hands": MIX[:3] + [MIX[3].replace("2D", "AS")], "moves": []}]),
+     "bad_deal")
+err2("bad_deal_short_deck",
+     "REPLAY bad_deal: not a full deck (seat 3 has 12 cards, 2D missing)",
+     variant(rounds=[{"hands": MIX[:3] + [MIX[3].replace(" 2D", "")], "moves": []}]),
+     "bad_deal")
+err2("bad_deal_in_second_round",
+     "REPLAY bad_deal in a later round still has round and move null and exit 2",
+     variant(rounds=[{"hands": MIX, "moves": []},
+                     {"hands": MIX[:3] + [MIX[3].replace("2D", "AS")], "moves": []}]),
+     "bad_deal")
+err2("bad_rules_unknown_game", "§2 game must be one of the five; message names 'game'",
+     variant(rules={"game": "bridge"}), "bad_rules", "game")
+err2("bad_rules_classic_target_0", "§2 classic target 1..100; 0 rejected naming 'target'",
+     variant(rules={"game": "classic", "target": 0}), "bad_rules", "target")
+err2("bad_rules_classic_target_101", "§2 classic target 1..100; 101 rejected",
+     variant(rules={"game": "classic", "target": 101}), "bad_rules", "target")
+err2("bad_rules_piles_target_9", "§2 piles target 10..100; 9 rejected",
+     variant(rules={"game": "piles", "target": 9}), "bad_rules", "target")
+err2("bad_rules_stack_target_6", "§2 stack target is 5, 7 or 9; 6 rejected",
+     variant(rules={"game": "stack", "target": 6}), "bad_rules", "target")
+err2("bad_rules_kot_points_11", "§2 kot_points 2..10; 11 rejected naming 'kot_points'",
+     variant(rules={"game": "classic", "court_bonus": "kot", "kot_points": 11}), "bad_rules",
+     "kot_points")
+err2("bad_rules_kot_points_1", "§2 kot_points 2..10; 1 rejected",
+     variant(rules={"game": "classic", "court_bonus": "kot", "kot_points": 1}), "bad_rules",
+     "kot_points")
+err2("bad_rules_court_bonus", "§2 court_bonus none|court|kot; 'double' rejected",
+     variant(rules={"game": "classic", "court_bonus": "double"}), "bad_rules", "court_bonus")
+err2("bad_rules_pile", "§2 pile 3-2-2|5-3-3; '4-2-2' rejected naming 'pile'",
+     variant(rules={"game": "piles", "pile": "4-2-2"}), "bad_rules", "pile")
+err2("bad_rules_six_point_without_last_card",
+     "§2 six_point true without last_card is an error naming 'six_point'",
+     variant(rules={"game": "piles", "six_point": True}), "bad_rules", "six_point")
+
+# ------------------------------------------------------------------ piles (RULES §2.2)
+# winners 1,0,0,0,0,2,2,1,1: t3 seat 0 picks up 3 (seed: "winning the second and third
+# tricks picks up all three"); t4 pile 1 < 2; t5 pile 2 -> +2 (5); t6-t7 seat 2 -> +2 (7)
+# but team 1 has nothing -> play on; t8-t9 seat 1 -> +2 -> 7-2, ends.
+case("piles_322_pickups_and_end",
+     "§2.2 3-2-2: first pickup needs 3 (seed example), later 2; round ends when a team has "
+     "7+ and the other has picked up at least one (7-2 after trick 9)",
+     PI, 3,
+     [R(["S>1", "S>0", "S>0", "H>0", "H>0", "H>2", "D>2", "D>1", "D>1"], call="S",
+        pickups=[(3, 0, 3), (5, 0, 2), (7, 2, 2), (9, 1, 2)],
+        result=(0, "normal", 1, [7, 2]))],
+     game=([1, 0], False, None, 0))
+# 5-3-3: 0 wins t1-t5 -> +5 at t5; 1 wins t6-t8 -> +3 at t8; 2 wins t9-t11 -> +3 -> 8-3 end.
+case("piles_533_pickups",
+     "§2.2 5-3-3: first pickup at 5, later ones need 3; ends 8-3 after trick 11",
+     dict(PI, pile="5-3-3"), 3,
+     [R(["S>0", "S>0", "S>0", "H>0", "H>0", "H>1", "D>1", "D>1", "D>2", "C>2", "C>2"],
+        call="H", pickups=[(5, 0, 5), (8, 1, 3), (11, 2, 3)],
+        result=(0, "normal", 1, [8, 3]))],
+     game=([1, 0], False, None, 0))
+case("piles_533_unfinished_below_minimum",
+     "§2.2 5-3-3: four wins in a row by one player pick up nothing (pile 4 < 5)",
+     dict(PI, pile="5-3-3"), 3,
+     [R(["S>0", "S>0", "S>0", "H>0"], call="H", pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+# Partners alternate: nobody wins twice in a row; trick 13 (AS led by seat 2, trump S) takes
+# all 13 -> Court for the caller's team, 2 points; next caller = caller + 2.
+ALT02 = ["S>0", "S>2", "S>0", "H>2", "H>0", "H>2", "D>0", "D>2", "D>0", "C>2", "C>0", "C>2"]
+case("piles_partner_win_no_pickup_court",
+     "§2.2(a) a partner's win does not count; 13th trick takes what is left (all 13, even won "
+     "by an ace with ace_cannot_win_pile); Court 2; caller's team took all 13 -> caller+2",
+     dict(PI, ace_cannot_win_pile=True), 3,
+     [R(ALT02 + ["AS AH AD AC >2"], call="S", pickups=[(13, 2, 13)],
+        result=(0, "court", 2, [13, 0]))],
+     game=([2, 0], False, None, 2))
+ALT13 = ["S>1", "S>3", "S>1", "H>3", "H>1", "H>3", "D>1", "D>3", "D>1", "C>3", "C>1", "C>3"]
+case("piles_goon_court",
+     "§2.2 all 13 by the other team (caller 0's opponents) -> Goon Court, 3; caller lost -> "
+     "caller+1",
+     PI, 3,
+     [R(ALT13 + ["AS AH AD AC >3"], call="S", pickups=[(13, 3, 13)],
+        result=(1, "goon_court", 3, [0, 13]))],
+     game=([0, 3], False, None, 1))
+# team 0: 3 (t3) +2 (t5) +2 (t7) +2 (t9) = 9 with team 1 at 0 -> play on; 1,3,1 no pickup;
+# t13 (seat 1 leads AH, seat 3 cuts with AS) takes the last 4.
+case("piles_other_team_nothing_play_on_to_13",
+     "§2.2 while the other team has picked up nothing play goes on (team 0 has 9); the 13th "
+     "trick takes the rest (4) -> 9-4, 1 point",
+     PI, 3,
+     [R(["S>0", "S>0", "S>0", "H>0", "H>0", "H>2", "D>2", "D>2", "D>2", "C>1", "C>3", "C>1",
+         "AH AD AS AC >3"], call="S",
+        pickups=[(3, 0, 3), (5, 0, 2), (7, 2, 2), (9, 2, 2), (13, 3, 4)],
+        result=(0, "normal", 1, [9, 4]))],
+     game=([1, 0], False, None, 0))
+# Ace rule. t1 1 wins; t2 0 wins (KS); t3 0 wins with AH: pile 3 but won by an ace;
+# t4 0 wins with QS: the ace trick counted as a win in a row -> picks up 4.
+ACE_TRICKS = ["3S 7S 4S 5S >1",      # t1: 0 3S, 1 7S, 2 4S, 3 5S -> 1
+              "6S 8S 9S KS >0",      # t2: 1 6S, 2 8S, 3 9S, 0 KS -> 0
+              "AH 2H 3H 4H >0",      # t3: 0 leads AH -> 0 (an ace)
+              "QS 2S TS JS >0"]      # t4: 0 QS, 1 2S, 2 TS, 3 JS -> 0
+case("piles_ace_cannot_win_pile_blocks_then_counts",
+     "§2.2(c) ace_cannot_win_pile: trick 3 won by an ace picks up nothing, but counts as a win "
+     "in a row: trick 4 (QS) picks up all 4",
+     dict(PI, ace_cannot_win_pile=True), 3,
+     [R(ACE_TRICKS, call="D", pickups=[(4, 0, 4)], result="null")],
+     game=([0, 0], False, None, None))
+case("piles_ace_allowed_without_option",
+     "§2.2 without ace_cannot_win_pile the same trick 3 (won by AH) picks up 3",
+     PI, 3,
+     [R(ACE_TRICKS, call="D", pickups=[(3, 0, 3)], result="null")],
+     game=([0, 0], False, None, None))
+case("piles_seed_ac_as_kc",
+     "§2.2(c) seed 000: ace of clubs, ace of spades, then king of clubs by one player: the "
+     "king picks up all three",
+     dict(PI, ace_cannot_win_pile=True), 3,
+     [R(["AC 2C 3C 4C >0", "AS 2S 3S 4S >0", "KC 5C 6C 7C >0"], call="H",
+        pickups=[(3, 0, 3)], result="null")],
+     game=([0, 0], False, None, None))
+case("piles_seed_two_aces_then_ace_no_pickup",
+     "§2.2(c) three wins in a row all with aces: no pickup at all",
+     dict(PI, ace_cannot_win_pile=True), 3,
+     [R(["AC 2C 3C 4C >0", "AS 2S 3S 4S >0", "AD 2D 3D 4D >0"], call="H",
+        pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+# Trick 12 (leader 0): 0 AC, 1 9S, 2 JS, 3 TS: trump S, JS highest -> 2.
+# Trick 13 (leader 2): 2 AS, 3 AD, 0 AH, 1 2S -> 2 wins with the last_card AS.
+ALT02_11 = ["S>0", "S>2", "H>0", "H>2", "H>0", "D>2", "D>0", "D>2", "C>0", "C>2", "C>0"]
+case("piles_four_point",
+     "§2.2 last_card AS: all 13 and the 13th trick won with AS -> four_point 4 (replaces "
+     "Court); caller's team took all 13 -> caller + 2",
+     dict(PI, last_card="AS"), 3,
+     [R(ALT02_11 + ["AC 9S JS TS >2", "AS AD AH 2S >2"], call="S", reserve="2S 9S TS JS",
+        pickups=[(13, 2, 13)], result=(0, "four_point", 4, [13, 0]))],
+     game=([4, 0], False, None, 2))
+case("piles_six_point_not_when_opponent_trumps",
+     "§2.2 six_point D: partner played AH (same rank) but opponent's 2S (a trump) would have "
+     "beaten it -> only four_point",
+     dict(PI, last_card="AS", six_point=True), 3,
+     [R(ALT02_11 + ["AC 9S JS TS >2", "AS AD AH 2S >2"], call="S", reserve="2S 9S TS JS",
+        pickups=[(13, 2, 13)], result=(0, "four_point", 4, [13, 0]))],
+     game=([4, 0], False, None, 2))
+# Trick 13 (leader 0, winner of trick 12): 0 AH, 1 AD, 2 AS (cuts), 3 AC: nothing of the
+# opponents (AD, AC: off-suit, not trump) beats AH -> six_point.
+ALT20 = ["S>2", "S>0", "S>2", "H>0", "H>2", "H>0", "D>2", "D>0", "D>2", "C>0", "C>2", "C>0"]
+case("piles_six_point",
+     "§2.2 six_point: all 13, 13th won with last_card AS, partner played AH and neither "
+     "opponent card (AD, AC) would have beaten it -> 6",
+     dict(PI, last_card="AS", six_point=True), 3,
+     [R(ALT20 + ["AH AD AS AC >2"], call="S", pickups=[(13, 2, 13)],
+        result=(0, "six_point", 6, [13, 0]))],
+     game=([6, 0], False, None, 2))
+case("piles_last_card_not_matching_court",
+     "§2.2 last_card AH but the 13th trick is won with AS -> plain Court 2",
+     dict(PI, last_card="AH"), 3,
+     [R(ALT02 + ["AS AH AD AC >2"], call="S", pickups=[(13, 2, 13)],
+        result=(0, "court", 2, [13, 0]))],
+     game=([2, 0], False, None, 2))
+case("piles_two_rounds_six_then_four_game_over",
+     "§2.2 round 1 six_point (6) by caller 0's team -> caller+2 = 2 calls round 2 (dealer 1); "
+     "round 2 four_point (4) -> 10 = target 10, game over",
+     dict(PI, last_card="AS", six_point=True), 3,
+     [R(ALT20 + ["AH AD AS AC >2"], call="S", dealer=3, caller=0, pickups=[(13, 2, 13)],
+        result=(0, "six_point", 6, [13, 0])),
+      R(ALT02_11 + ["AC 9S JS TS >2", "AS AD AH 2S >2"], call="S", dealer=1, caller=2,
+        reserve="2S 9S TS JS", pickups=[(13, 2, 13)], result=(0, "four_point", 4, [13, 0]))],
+     game=([10, 0], True, 0, None))
+# Round 1 caller 0 loses (team 1 7-2) -> caller 1 (dealer 0); round 2 caller 1 wins -> 1 again.
+L1 = ["S>1", "S>3", "S>3", "H>3", "H>1", "H>1", "D>0", "D>0", "D>3", "C>3"]
+# L1: t3 seat 3 +3, t5? winners 1,3,3,3,1,1: t3 (3,3) pile 3 -> +3; t4 3 pile 1 -> no;
+# t5 1 (prev 3) no; t6 1 pile 3 -> +3 (6); t7 0, t8 0 -> +2 team 0; t9 3 (prev 0);
+# t10 3 -> +2 -> 8-2, end.
+case("piles_who_calls_next_two_rounds",
+     "§2.2 caller's team lost -> caller+1; that caller's team wins -> same caller again",
+     PI, 3,
+     [R(L1, call="H", dealer=3, caller=0,
+        pickups=[(3, 3, 3), (6, 1, 3), (8, 0, 2), (10, 3, 2)],
+        result=(1, "normal", 1, [2, 8])),
+      R(L1, call="H", dealer=0, caller=1,
+        pickups=[(3, 3, 3), (6, 1, 3), (8, 0, 2), (10, 3, 2)],
+        result=(1, "normal", 1, [2, 8]))],
+     game=([0, 2], False, None, 1))
+case("piles_target_10_valid",
+     "§2 piles target 10 is the lowest valid value",
+     dict(PI, target=10), 3,
+     [R(["S>0", "S>0", "S>0"], call="S", pickups=[(3, 0, 3)], result="null")],
+     game=([0, 0], False, None, None))
+
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases")
+    os.makedirs(out, exist_ok=True)
+    for f in glob.glob(os.path.join(out, "*.json")):
+        os.remove(f)
+    names = set()
+    for c in CASES:
+        assert c["name"] not in names, c["name"]
+        names.add(c["name"])
+        with open(os.path.join(out, c["name"] + ".json"), "w") as fh:
+            json.dump(c, fh, indent=1)
+            fh.write("\n")
+    print("wrote %d cases" % len(CASES))
+
+
+if __name__ == "__main__":
+    main()
