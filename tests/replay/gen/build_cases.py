@@ -492,6 +492,285 @@ case("piles_target_10_valid",
      game=([0, 0], False, None, None))
 
 
+# ------------------------------------------------------------------ hidden (RULES §2.3)
+# Round A, caller 0 hides 7S (trump S):
+# t1-t3 seat 0 wins three hearts in a row: not shown -> no pickup (in piles it would be 3).
+# t3: seat 3 (no hearts) plays 2S without asking: no trump power, QH wins.
+# t4: 0 JH, 1 KS (no ask: no power), 2 asks -> shown, plays 4S (power) -> 4S beats KS.
+# t5: 2 leads TS (trump led, rank) -> 2; t4 was the first fresh win -> picks up all 5.
+HA = ["AH 2H 3H 4H >0", "KH 5H 6H 8H >0", "QH 9H TH 2S >0", "JH KS ?4S 2D >2",
+      "TS 6S 8S 9S >2"]
+case("hidden_no_power_no_pickup_until_shown_then_fresh",
+     "§2.3 until shown no trump power (2S, KS lose) and no pickup (3 wins in a row); a card "
+     "is a trump only if shown before it was played (4S beats KS); the trick of the ask is "
+     "the first fresh win, the next one picks up the whole pile (5)",
+     HI, 3, [R(HA, hide="7S", trump="S", trump_shown=(4, 2), pickups=[(5, 2, 5)],
+               result="null")],
+     game=([0, 0], False, None, None))
+# Round B: t1 caller leads 2S before show: trump suit led competes by rank (KS wins).
+# t2: caller (no diamonds) throws 9S face down: no power, AD wins.
+# t3: caller cannot follow, shows, must play a trump: 7S (the face-down card, back in hand)
+# cuts -> 0.  t4: 0 wins again (QS) -> fresh pair (t3, t4) -> picks up 4.
+HB = ["2S KS 3S 4S >1", "AD 5D 6D 9S >1", "KD 7D 8D !7S >0", "QS 2C 3C 4C >0"]
+case("hidden_facedown_throw_then_show_when_void",
+     "§2.3 caller's throw before the show is face down and cannot win; a caller unable to "
+     "follow may show and then plays a trump (the face-down card is back in hand) which cuts; "
+     "fresh wins t3+t4 pick up 4",
+     HI, 3, [R(HB, hide="7S", trump="S", trump_shown=(3, 0), pickups=[(4, 0, 4)],
+               result="null")],
+     game=([0, 0], False, None, None))
+# Round C: seat 0 wins t1-t3 unshown, shows before leading t4 (won t3): t4 is only the first
+# fresh win (no pickup although the same player also won t3); t5 picks up 5.
+HC = ["AH 2H 3H 4H >0", "KH 5H 6H 7H >0", "QH 8H 9H TH >0", "!AS 2S 3S 4S >0",
+      "AD 2D 3D 4D >0"]
+case("hidden_show_before_lead_two_fresh_wins",
+     "§2.3 the caller may show before leading after winning the previous trick; once shown "
+     "two fresh wins are needed: no pickup at t4 (t3 was before the show), pickup of 5 at t5",
+     HI, 3, [R(HC, hide="7S", trump="S", trump_shown=(4, 0), pickups=[(5, 0, 5)],
+               result="null")],
+     game=([0, 0], False, None, None))
+# Ask without holding a trump: any card may be played.  Seat 1 (no hearts, no spades) asks
+# at trick 1; t1-t2 seat 0 (fresh from t1), pile 2 < 3; t3 picks up 3.
+case("hidden_ask_without_trump_any_card",
+     "§2.3 a player who cannot follow may ask (even in trick 1); without a trump they may "
+     "play any card; the trick of the ask is the first fresh win",
+     HI, 3, [R(["AH ?2D 3H 4H >0", "KH 3D 5H 6H >0", "QH 4D 7H 8H >0"], hide="7S",
+               fill={1: "2C 3C 4C 5C 6C 7C 8C 9C TC JC"}, trump="S", trump_shown=(1, 1),
+               pickups=[(3, 0, 3)], result="null")],
+     game=([0, 0], False, None, None))
+# Whole hidden round, trump shown only at trick 13 by the caller whose only card left is the
+# face-down 2S: nothing is picked up before; team 1 wins tricks 1-12; at trick 13 seat 1
+# leads AH, 2 AD, 3 AC, caller 0 shows and plays 2S (a trump: shown before played) -> 0 wins
+# and takes all 13 -> Court for the caller's team (2); next caller 0+2.
+HK = ["H>1", "H>1", "H>1", "D>1", "D>1", "D>1", "C>1", "C>1", "C>1", "S>1", "S>1",
+      "AS 9S TS JS >1", "AH AD AC !2S >0"]
+case("hidden_caller_only_facedown_card_left",
+     "§2.3 D: a caller whose only card left is the face-down one shows and plays it; no pickup "
+     "before the show, so the 13th trick takes all 13 -> Court 2; next caller = caller+2",
+     HI, 3, [R(HK, hide="2S", reserve="2S 9S TS JS", trump="S", trump_shown=(13, 0),
+               pickups=[(13, 0, 13)], result=(0, "court", 2, [13, 0]))],
+     game=([2, 0], False, None, 2))
+
+HID = ["7S AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H",
+       "AS KS QS JS TS AD KD QD JD TD 9D 8D 7D",
+       "2H 9S 8S 6S 5S 6D 5D 4D 3D 2D AC KC QC",
+       "4S 3S 2S JC TC 9C 8C 7C 6C 5C 4C 3C 2C"]
+HID2 = ["7S 2H 5D 6D 7D 8D 9D TD JD QD KD AD 4C",
+        "AH KH QH JH TH AC KC QC JC TC 9C 8C 7C",
+        "3H 9H 8H 7H 6H 5H 2C 3C 6C 5C 2D 3D 4D",
+        "4H 2S 3S 4S 5S 6S 8S 9S TS JS QS KS AS"]
+H0 = {"seat": 0, "hide": "7S"}
+
+
+def P(s, c):
+    return {"seat": s, "play": c}
+
+
+def hid_err(name, why, hands, moves, err, rules=HI, tricks=None):
+    bad_hide = err[2] == "bad_call"
+    case(name, why, rules, 3,
+         [R([], hands=hands, after=moves, trump="<call>" if bad_hide else "S",
+            extra={} if tricks is None else {"tricks": tricks}, result="null")],
+         exit=1, error=err, game=([0, 0], False, None, None))
+
+
+hid_err("hidden_must_play_trump_after_ask",
+        "§2.3 the asker must play a trump if they hold one: seat 1 asks, plays AD -> "
+        "must_play_trump (move 3)",
+        HID, [H0, P(0, "AH"), {"seat": 1, "ask": True}, P(1, "AD")],
+        (0, 3, "must_play_trump"))
+hid_err("hidden_cannot_ask_can_follow",
+        "§2.3 only a player who cannot follow may ask: seat 2 holds 2H -> cannot_ask (move 3)",
+        HID, [H0, P(0, "AH"), P(1, "AD"), {"seat": 2, "ask": True}], (0, 3, "cannot_ask"))
+hid_err("hidden_cannot_ask_already_shown",
+        "§2.3 asking after the trump is shown -> cannot_ask (move 5)",
+        HID, [H0, P(0, "AH"), {"seat": 1, "ask": True}, P(1, "TS"), P(2, "2H"),
+              {"seat": 3, "ask": True}], (0, 5, "cannot_ask"))
+hid_err("hidden_cannot_ask_caller",
+        "REPLAY: 'ask' from the caller is cannot_ask (caller void in hearts at trick 2, move 8)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "KH"), P(2, "5H"),
+               P(3, "2S"), {"seat": 0, "ask": True}], (0, 8, "cannot_ask"),
+        tricks=[{"winner": 1}])
+hid_err("hidden_facedown_card_not_playable_before_show",
+        "§2.3 the caller plays on with the other 12: the face-down card before the show is "
+        "card_not_in_hand (move 1)",
+        HID, [H0, P(0, "7S")], (0, 1, "card_not_in_hand"))
+hid_err("hidden_cannot_show_first_lead",
+        "§2.3 never show on the first lead of the round -> cannot_show (move 1)",
+        HID, [H0, {"seat": 0, "show": True}], (0, 1, "cannot_show"))
+hid_err("hidden_cannot_show_not_caller",
+        "§2.3 / REPLAY only the caller shows: seat 1 'show' -> cannot_show (move 2)",
+        HID, [H0, P(0, "AH"), {"seat": 1, "show": True}], (0, 2, "cannot_show"))
+hid_err("hidden_cannot_show_can_follow",
+        "§2.3 the caller may show mid-trick only when unable to follow; caller holds 4C on a "
+        "club lead -> cannot_show (move 8)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "AC"), P(2, "2C"),
+               P(3, "2S"), {"seat": 0, "show": True}], (0, 8, "cannot_show"),
+        tricks=[{"winner": 1}])
+hid_err("hidden_cannot_show_twice",
+        "§2.3 the caller cannot show a trump already shown (seat 3 asked in trick 2; the void "
+        "caller then 'show's -> cannot_show, move 9)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "KH"), P(2, "5H"),
+               {"seat": 3, "ask": True}, P(3, "2S"), {"seat": 0, "show": True}],
+        (0, 9, "cannot_show"), tricks=[{"winner": 1}])
+hid_err("hidden_show_void_then_must_play_trump",
+        "§2.3 a caller who shows when unable to follow must then play a trump: 5D -> "
+        "must_play_trump (move 9)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "KH"), P(2, "5H"),
+               P(3, "2S"), {"seat": 0, "show": True}, P(0, "5D")], (0, 9, "must_play_trump"),
+        tricks=[{"winner": 1}])
+hid_err("hidden_bad_call_hide_not_in_first_five",
+        "REPLAY bad_call: a hide card not among the first five (3H is seat 0's 13th card)",
+        HID, [{"seat": 0, "hide": "3H"}], (0, 0, "bad_call"))
+hid_err("hidden_bad_call_hide_other_seats_card",
+        "REPLAY bad_call: hide a card the caller does not hold (AS)",
+        HID, [{"seat": 0, "hide": "AS"}], (0, 0, "bad_call"))
+hid_err("hidden_bad_call_hide_by_non_caller",
+        "REPLAY bad_call: not the caller (seat 1 hides)",
+        HID, [{"seat": 1, "hide": "AS"}], (0, 0, "bad_call"))
+hid_err("hidden_bad_call_call_instead_of_hide",
+        "REPLAY bad_call: 'call' is not expected in hidden (the move is 'hide')",
+        HID, [{"seat": 0, "call": "S"}], (0, 0, "bad_call"))
+# t2 of HID2: 1 KH, 2 5H, 3 2S (no ask, no power), caller 0 (void) throws 5D face down.
+HV = [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "KH"), P(2, "5H"), P(3, "2S"),
+      P(0, "5D")]
+case("hidden_caller_void_throw_no_show",
+     "§2.3 a void caller may throw without showing: face down, cannot win; 2S (unshown) has "
+     "no power -> KH wins; nothing shown yet",
+     HI, 3, [R([], hands=HID2, after=HV, trump="S", trump_shown=None,
+               extra={"tricks": [{"winner": 1}, {"winner": 1}]}, pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+case("hidden_caller_void_show_and_cut",
+     "§2.3 a void caller shows and plays 7S (trump power) -> 0 wins trick 2",
+     HI, 3, [R([], hands=HID2, after=HV[:8] + [{"seat": 0, "show": True}, P(0, "7S")],
+               trump="S", trump_shown=(2, 0),
+               extra={"tricks": [{"winner": 1}, {"winner": 0}]}, pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+
+# ------------------------------------------------------------------ kaat (RULES §2.4)
+# t1 0 AH wins; t2 0 KH, 1 5H, 2 (void) 2C sets clubs and already cuts, 3 (void) 3C is a
+# later club in the same trick, also a trump, higher -> 3; t3 3 AD, 0 (void) 4C cuts -> 0.
+case("kaat_first_void_sets_trump_counts_in_own_trick",
+     "§2.4 the first card played by a player who cannot follow sets trump and counts as a "
+     "trump in its own trick, and so do later cards of that suit in it; trump_set names trick "
+     "and seat; no call move; leader = dealer+1",
+     KA, 3, [R(["AH 2H 3H 4H >0", "KH 5H 2C 3C >3", "AD 4C 2D 3D >0"], dealer=3, caller=0,
+               trump="C", trump_set=(2, 2, "C"), pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+case("kaat_pickup_before_trump_set",
+     "§2.4 D: piles are picked up as in 2.2 before the trump is set (trump still null)",
+     KA, 3, [R(["S>0", "S>0", "S>0"], trump=None, trump_set=None, pickups=[(3, 0, 3)],
+               result="null")],
+     game=([0, 0], False, None, None))
+K_NORMAL = ["S>0", "S>0", "S>0", "H>0", "H>0", "H>2", "D>2", "D>1", "D>1"]
+case("kaat_no_trump_set_normal_win",
+     "§2.4 a round may end with no trump ever set (trump null, trump_set null); 7-2 normal "
+     "win; leader's team won -> same leader",
+     KA, 3, [R(K_NORMAL, trump=None, trump_set=None,
+               pickups=[(3, 0, 3), (5, 0, 2), (7, 2, 2), (9, 1, 2)],
+               result=(0, "normal", 1, [7, 2]))],
+     game=([1, 0], False, None, 0))
+# winners 1,1,1 (+3), 3,3 (+2), 1,1 (+2: 7, team 0 none -> on), 0,0 (+2) -> 2-7.
+case("kaat_leader_loses_next_leads",
+     "§2.4 who leads next as in piles: the leader's team lost -> leader+1",
+     KA, 3, [R(["S>1", "S>1", "S>1", "H>3", "H>3", "H>1", "D>1", "D>0", "D>0"], trump=None,
+               pickups=[(3, 1, 3), (5, 3, 2), (7, 1, 2), (9, 0, 2)],
+               result=(1, "normal", 1, [2, 7]))],
+     game=([0, 1], False, None, 1))
+# t12 (leader 0): 0 AS, 1 (void) 9C sets clubs for team 1, 2 JC higher trump -> 2, 3 TC.
+# t13 (leader 2): 2 AC, 3 2C, 0 AH, 1 AD -> 2. Team 0 takes all 13 against the setter.
+KAT11 = ["S>0", "S>2", "S>0", "H>2", "H>0", "H>2", "D>0", "D>2", "D>0", "C>2", "C>0"]
+case("kaat_goon_court_against_setter",
+     "§2.4 D: all 13 by the team that did not set the trump (team 1 set clubs at trick 12) is "
+     "a Goon Court, 3; leader's team took all 13 -> leader+2",
+     KA, 3, [R(KAT11 + ["AS 9C JC TC >2", "AC 2C AH AD >2"], reserve="2C 9C TC JC",
+               trump="C", trump_set=(12, 1, "C"), pickups=[(13, 2, 13)],
+               result=(0, "goon_court", 3, [13, 0]))],
+     game=([3, 0], False, None, 2))
+# t12 (leader 0): 0 9C, 1 TC, 2 (void) AS sets spades and wins, 3 JC.
+# t13 (leader 2): 2 AH, 3 2C, 0 AD, 1 AC -> no spade: AH -> 2.  Then round 2 led by 2.
+case("kaat_court_for_setter_then_partner_leads",
+     "§2.4 D: all 13 by the setter's team is a Court, 2; leader 0's team took all 13 -> "
+     "seat 2 leads round 2 (dealer 1); round 2 leader's team wins -> 2 leads again",
+     KA, 3, [R(KAT11 + ["9C TC AS JC >2", "AH 2C AD AC >2"], reserve="2C 9C TC JC",
+               dealer=3, caller=0, trump="S", trump_set=(12, 2, "S"), pickups=[(13, 2, 13)],
+               result=(0, "court", 2, [13, 0])),
+             R(["S>2", "S>2", "S>2", "H>0", "H>0", "H>2", "D>2", "D>1", "D>1"], dealer=1,
+               caller=2, trump=None, trump_set=None,
+               pickups=[(3, 2, 3), (5, 0, 2), (7, 2, 2), (9, 1, 2)],
+               result=(0, "normal", 1, [7, 2]))],
+     game=([3, 0], False, None, 2))
+case("kaat_bad_call",
+     "REPLAY: kaat has no call move -> bad_call (a call not expected now)",
+     KA, 3, [R([], hands=HID, after=[{"seat": 0, "call": "S"}], trump=None, result="null")],
+     exit=1, error=(0, 0, "bad_call"), game=([0, 0], False, None, None))
+
+# ------------------------------------------------------------------ stack (RULES §2.5)
+# seed 001: South(0) t1, West(3) t2, t3 -> East-West take 3.  t4 3 (marker was cleared ->
+# marker 3), t5 East(1): West then East is no pair (marker 1), t6 1 -> 3 (team 1: 6); t7-t8
+# 0 -> 2; t9 2, t10 3, t11 3 -> 3: team 1 reaches 9 >= 7 at once: game over.
+S1 = ["S>0", "S>3", "S>3", "H>3", "H>1", "H>1", "D>0", "D>0", "D>2", "C>3", "C>3"]
+case("stack_seed_example_to_target",
+     "§2.5 seed 001 worked example (first trick never sets the marker; the same player twice "
+     "takes the stack; West then East is not a pair); target 7 reached -> game over at once",
+     ST, 3, [R(S1, call="S", payouts=[(3, 1, 3), (6, 1, 3), (8, 0, 2), (11, 1, 3)],
+               result=(1, "normal", 9, [2, 9]))],
+     game=([2, 9], True, 1, None))
+case("stack_round_over_after_target",
+     "REPLAY round_over also after a stack game reached its target mid-round (move 45 = call "
+     "+ 44 plays)",
+     ST, 3, [R(S1, call="S", after=[P(3, "2C")])],
+     exit=1, error=(0, 45, "round_over"), expect_extra={"game": {"next_caller": None}},
+     check_model=False)
+CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 11}}]
+S5 = ["S>0", "S>3", "S>3", "H>0", "H>0", "H>1", "D>2", "D>2", "D>3", "C>1", "C>1", "C>0",
+      "AH AD AS AC >2"]
+case("stack_thirteenth_trick_pays_rest_target_9",
+     "§2.5 target 9 never reached: the 13th trick pays out what is left (2) to its winner's "
+     "team; the higher score (7-6) wins; one round decides the game",
+     dict(ST, target=9), 3,
+     [R(S5, call="S", payouts=[(3, 1, 3), (5, 0, 2), (8, 0, 3), (11, 1, 3), (13, 0, 2)],
+        result=(0, "normal", 7, [7, 6]))],
+     game=([7, 6], True, 0, None))
+case("stack_second_round_game_over",
+     "§2.5 one deal decides the game: a second round -> game_over (round 1, move null)",
+     dict(ST, target=9), 3,
+     [R(S5, call="S", result=(0, "normal", 7, [7, 6])), R(S5, call="S", dealer=3)],
+     exit=1, error=(1, None, "game_over"), expect_extra={"game": {"next_caller": None}},
+     check_model=False)
+CASES[-1]["expect"]["rounds"] = {"$prefix": [CASES[-1]["expect"]["rounds"][0]]}
+case("stack_target_5",
+     "§2.5 target 5: team 1 has 3 (t3) then +2 at t5 = 5 -> wins at once after trick 5",
+     dict(ST, target=5), 3,
+     [R(["S>0", "S>3", "S>3", "H>1", "H>1"], call="H", payouts=[(3, 1, 3), (5, 1, 2)],
+        result=(1, "normal", 5, [0, 5]))],
+     game=([0, 5], True, 1, None))
+# t2 3 wins (marker 3); t3 3 leads AH: marked ace ranks below the 2 -> 0's 2H wins (marker
+# 0); t4 0 leads AD, marked -> lowest, 6D (3) wins.
+case("stack_marked_ace_low",
+     "§2.5 while marked, a player's ace ranks below their suit's 2 (2H beats the marked AH; "
+     "6D beats the marked AD); the marker moves to each new winner",
+     ST, 3, [R(["KS 2S 3S 4S >0", "5S 6S 7S QS >3", "AH 2H 3D 4D >0", "AD 2D 5D 6D >3"],
+               call="S", payouts=[], result="null")],
+     game=([0, 0], False, None, None))
+case("stack_marked_trump_ace_lowest_trump",
+     "§2.5 D: a marked player's trump ace is the lowest trump: 2S beats the marked AS",
+     ST, 3, [R(["KH 2H 3H 4H >0", "5H 6H 7H QH >3", "AS 2S 3D 4D >0"], call="S",
+               payouts=[], result="null")],
+     game=([0, 0], False, None, None))
+case("stack_marked_trump_ace_still_trump",
+     "§2.5 D: the marked trump ace is still a trump and beats non-trumps; same player twice "
+     "-> team 1 takes the stack of 3",
+     ST, 3, [R(["KS 2S 3S 4S >0", "5S 6S 7S QS >3", "AS 3D 4D 5D >3"], call="S",
+               payouts=[(3, 1, 3)], result="null")],
+     game=([0, 0], False, None, None))
+case("stack_unmarked_ace_high",
+     "§2.5 an ace of a player who is not marked is high (seat 0's AH beats the marked seat "
+     "3's KH)",
+     ST, 3, [R(["KS 2S 3S 4S >0", "5S 6S 7S QS >3", "KH AH 2H 3H >0"], call="C",
+               payouts=[], result="null")],
+     game=([0, 0], False, None, None))
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases")

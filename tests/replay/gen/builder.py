@@ -153,13 +153,13 @@ def build_round(rules, dealer, rd):
                 if c[1] != led:
                     revoked[seat].add(led)
         rest = [c for c in DECK if c not in used]
-        for c in rest:
-            for s in range(4):
-                if len(played[s]) < 13 and c[1] not in revoked[s]:
-                    played[s].append(c)
-                    break
-            else:
+        allowed = {c: [s for s in range(4) if c[1] not in revoked[s]] for c in rest}
+        for c in sorted(rest, key=lambda c: (len(allowed[c]), DECK.index(c))):
+            room = [s for s in allowed[c] if len(played[s]) < 13]
+            if not room:
                 raise BuildError("cannot place filler %s" % c)
+            s = max(room, key=lambda s: (13 - len(played[s]), -s))
+            played[s].append(c)
         hands = [" ".join(p) for p in played]
     return hands, moves + list(rd.after), winners
 
