@@ -763,13 +763,200 @@ case("stack_marked_trump_ace_still_trump",
      "-> team 1 takes the stack of 3",
      ST, 3, [R(["KS 2S 3S 4S >0", "5S 6S 7S QS >3", "AS 3D 4D 5D >3"], call="S",
                payouts=[(3, 1, 3)], result="null")],
-     game=([0, 0], False, None, None))
+     game=([0, 3], False, None, None))  # stack: game.score is the stack points so far
 case("stack_unmarked_ace_high",
      "§2.5 an ace of a player who is not marked is high (seat 0's AH beats the marked seat "
      "3's KH)",
      ST, 3, [R(["KS 2S 3S 4S >0", "5S 6S 7S QS >3", "KH AH 2H 3H >0"], call="C",
                payouts=[], result="null")],
      game=([0, 0], False, None, None))
+
+# ------------------------------------------------------------------ --view SEAT (REPLAY)
+
+
+def view_case(name, why, rules, first_dealer, rd, seat, expect, game=None):
+    """Builds the full-output case first (checked by the model), then the view case."""
+    case(name + "_full", why + " (full output of the same input)", rules, first_dealer, [rd],
+         game=game or ([0, 0], False, None, None))
+    full = CASES[-1]
+    e = {"seat": seat}
+    e.update(expect(full["input"]))
+    CASES.append({"name": name, "why": why, "args": ["--view", str(seat)],
+                  "input": full["input"], "expect_exit": 0, "expect": e})
+
+
+MIX_T1 = [{"seat": 0, "call": "S"}, P(0, "AS"), P(1, "9S"), P(2, "4S"), P(3, "2D")]
+view_case("view_classic_seat1",
+          "REPLAY --view: the seat's own remaining hand, the trump, finished tricks face up",
+          CL, 3, R([], hands=MIX, after=MIX_T1, extra={"tricks": [{"winner": 0}]},
+                   result="null"), 1,
+          lambda inp: {"hand": {"$set": remaining(inp, 1)}, "trump": "S",
+                       "tricks": [{"cards": ["AS", "9S", "4S", "2D"], "winner": 0}]})
+view_case("view_hidden_nonCaller_before_show",
+          "REPLAY --view / §2.3: before the show a non-caller sees no trump (null) and the "
+          "caller's face-down throw as ??",
+          HI, 3, R([], hands=HID2, after=HV, trump="S", trump_shown=None,
+                   extra={"tricks": [{"winner": 1}, {"winner": 1}]}, result="null"), 1,
+          lambda inp: {"hand": {"$set": remaining(inp, 1)}, "trump": None,
+                       "tricks": [{"cards": ["2H", "AH", "3H", "4H"], "winner": 1},
+                                  {"cards": ["KH", "5H", "2S", "??"], "winner": 1}]})
+CASES.pop(-2)  # the full-output twin duplicates hidden_caller_void_throw_no_show
+view_case("view_hidden_caller_sees_own",
+          "REPLAY --view: the caller sees the trump and their own face-down throw",
+          HI, 3, R([], hands=HID2, after=HV, trump="S", trump_shown=None,
+                   extra={"tricks": [{"winner": 1}, {"winner": 1}]}, result="null"), 0,
+          lambda inp: {"trump": "S",
+                       "tricks": [{"cards": ["2H", "AH", "3H", "4H"], "winner": 1},
+                                  {"cards": ["KH", "5H", "2S", "5D"], "winner": 1}]})
+CASES.pop(-2)
+# t3: 1 QH, 2 6H, 3 (void) asks, must play a trump: 3S (power) -> 3; caller 0 throws 6D
+# (after the show: an ordinary face-up throw).
+HV3 = HV + [P(1, "QH"), P(2, "6H"), {"seat": 3, "ask": True}, P(3, "3S"), P(0, "6D")]
+view_case("view_hidden_after_show_facedown_stays_hidden",
+          "REPLAY --view / §2.3 D: after the show everyone sees the trump, but the earlier "
+          "face-down throw stays ?? (not even at the round's end); later throws are face up",
+          HI, 3, R([], hands=HID2, after=HV3, trump="S", trump_shown=(3, 3),
+                   extra={"tricks": [{"winner": 1}, {"winner": 1}, {"winner": 3}]},
+                   pickups=[], result="null"), 2,
+          lambda inp: {"hand": {"$set": remaining(inp, 2)}, "trump": "S",
+                       "tricks": [{"cards": ["2H", "AH", "3H", "4H"], "winner": 1},
+                                  {"cards": ["KH", "5H", "2S", "??"], "winner": 1},
+                                  {"cards": ["QH", "6H", "3S", "6D"], "winner": 3}]})
+view_case("view_hidden_caller_hand_before_show",
+          "REPLAY --view: the hidden caller's own view before any play: trump known to them",
+          HI, 3, R([], hands=HID2, after=[H0], trump="S", trump_shown=None, result="null"), 0,
+          lambda inp: {"trump": "S", "tricks": []})
+view_case("view_hidden_nonCaller_no_play",
+          "REPLAY --view: a non-caller right after the hide: trump null, full own hand",
+          HI, 3, R([], hands=HID2, after=[H0], trump="S", trump_shown=None, result="null"), 3,
+          lambda inp: {"trump": None, "tricks": [], "hand": {"$set": HID2[3].split()}})
+CASES.pop(-2)
+view_case("view_kaat_trump_set_visible",
+          "REPLAY --view: in kaat the trump set by a cut is seen by everyone",
+          KA, 3, R(["AH 2H 3H 4H >0", "KH 5H 2C 3C >3"], trump="C", trump_set=(2, 2, "C"),
+                   pickups=[], result="null"), 1,
+          lambda inp: {"trump": "C", "hand": {"$set": remaining(inp, 1)},
+                       "tricks": [{"winner": 0}, {"winner": 3}]})
+view_case("view_stack_seat3",
+          "REPLAY --view in stack: own hand and the trump called",
+          ST, 3, R(["KS 2S 3S 4S >0"], call="D", payouts=[], result="null"), 3,
+          lambda inp: {"trump": "D", "hand": {"$set": remaining(inp, 3)},
+                       "tricks": [{"cards": ["KS", "2S", "3S", "4S"], "winner": 0}]})
+
+# ------------------------------------------------------------------ more subtle cases
+# Hidden: trump suit led before the show. t1 1 wins (AH). t2: 1 leads 9S, 2 3S, 3 2S, caller 0
+# (no spade but the face-down 7S) shows and must play 7S: the trump suit was led, so every
+# spade competes by rank -> 9S (seat 1) wins; t2 is the first fresh win, t3 (1 KH) picks up 3.
+HID3 = ["7S 2H 5D 6D 7D 8D 9D TD JD QD KD AD 4C",
+        "AH KH QH JH 9S AC KC QC JC TC 9C 8C 7C",
+        "3H 9H 8H 7H 6H 5H 2C 3C 6C 5C 2D 3D 3S",
+        "4H 2S 4S 5S 6S 8S TS JS QS KS AS 4D TH"]
+case("hidden_trump_suit_led_competes_by_rank",
+     "§2.3 D: when the trump suit itself was led, every card of it competes by rank, "
+     "whenever played: the caller's 7S (shown mid-trick) does not beat the 9S led before the "
+     "show; the trick of the show is the first fresh win -> pickup of 3 at t3",
+     HI, 3, [R(["2H AH 3H 4H >1", "9S 3S 2S !7S >1", "KH 5H TH 5D >1"], hands=HID3,
+               hide="7S", trump="S", trump_shown=(2, 0), pickups=[(3, 1, 3)],
+               result="null")],
+     game=([0, 0], False, None, None))
+# Hidden: t1 3 wins (AH); t2 3 leads AC, caller 0 (void) throws KS face down (no power),
+# 1 (void) asks and plays 2S (power) -> 1 wins although KS is higher; 2 follows 2C.
+HID4 = ["7S 2H KS AD KD QD JD TD 9D 8D 7D 6D 5D",
+        "3H 2S 3S 4S 5S 6S 8S 9S TS JS QS AS 4D",
+        "4H 2C 3C 4C 5C 6C 7C 8C 9C 5H 6H 7H 8H",
+        "AH AC KC QC JC TC KH QH JH TH 9H 2D 3D"]
+H4 = [H0, P(0, "2H"), P(1, "3H"), P(2, "4H"), P(3, "AH"), P(3, "AC"), P(0, "KS"),
+      {"seat": 1, "ask": True}, P(1, "2S"), P(2, "2C")]
+case("hidden_facedown_trump_before_ask_has_no_power",
+     "§2.3 the caller's face-down throw (KS, a trump-suit card) cannot win; seat 1 then asks "
+     "in the same trick and its 2S, played after the show, is the only trump -> 1 wins",
+     HI, 3, [R([], hands=HID4, after=H4, trump="S", trump_shown=(2, 1),
+               extra={"tricks": [{"winner": 3}, {"winner": 1}]}, pickups=[],
+               result="null")],
+     game=([0, 0], False, None, None))
+CASES.append({"name": "view_hidden_facedown_then_ask_seat2",
+              "why": "REPLAY --view: the face-down throw stays ?? for seat 2 after the trump "
+                     "is shown in the same trick; the trump is now known to seat 2",
+              "args": ["--view", "2"], "input": CASES[-1]["input"], "expect_exit": 0,
+              "expect": {"seat": 2, "trump": "S",
+                         "hand": {"$set": remaining(CASES[-1]["input"], 2)},
+                         "tricks": [{"cards": ["2H", "3H", "4H", "AH"], "winner": 3},
+                                    {"cards": ["AC", "??", "2S", "2C"], "winner": 1}]}})
+# Hidden full round: no show until trick 13; seat 1 leads AH, 2 AD, 3 (void) asks and plays
+# 9S (power); the face-down 2S is back in the caller's hand, who plays it (lower trump).
+# Team 1 takes all 13 -> Goon Court 3; caller lost -> caller+1.
+HK2 = ["H>1", "H>1", "H>1", "D>1", "D>1", "D>1", "C>1", "C>1", "C>1", "S>1", "S>1",
+       "AS TS JS AC >1", "AH AD ?9S 2S >3"]
+case("hidden_goon_court_ask_on_last_trick",
+     "§2.3 the face-down card goes back into the caller's hand when the trump is shown (by "
+     "seat 3's ask at trick 13) and is then played as an ordinary card; all 13 by the other "
+     "team -> Goon Court 3; caller lost -> caller+1",
+     HI, 3, [R(HK2, hide="2S", reserve="2S 9S TS JS", trump="S", trump_shown=(13, 3),
+               pickups=[(13, 3, 13)], result=(1, "goon_court", 3, [0, 13]))],
+     game=([0, 3], False, None, 1))
+# Hidden: caller wins trick 12, so leads trick 13 holding only the face-down card: shows
+# (allowed: won the trick before; and the only-card D) and leads it.
+HK3 = ["H>1", "H>1", "H>1", "D>1", "D>1", "D>1", "C>1", "C>1", "C>1", "S>1", "S>1",
+       "9S TS JS AS >0", "!2S AH AD AC >0"]
+case("hidden_caller_leads_last_facedown",
+     "§2.3 D: the caller leads trick 13 with only the face-down card: show, then play it; "
+     "13th trick takes all 13 -> Court 2 -> caller+2",
+     HI, 3, [R(HK3, hide="2S", reserve="2S 9S TS JS", trump="S", trump_shown=(13, 0),
+               pickups=[(13, 0, 13)], result=(0, "court", 2, [13, 0]))],
+     game=([2, 0], False, None, 2))
+# Kaat: the team that is not the leader's takes all 13 and set the trump -> its Court (2);
+# the leader's team lost -> leader+1.
+KAT11B = ["S>1", "S>3", "S>1", "H>3", "H>1", "H>3", "D>1", "D>3", "D>1", "C>3", "C>1"]
+case("kaat_court_by_non_leader_team",
+     "§2.4 D: Court/Goon Court are relative to the setter, not the leader: team 1 (not the "
+     "leader's) sets spades and takes all 13 -> Court 2; leader 0's team lost -> leader 1",
+     KA, 3, [R(KAT11B + ["9C TC AS JC >3", "AH 2C AD AC >3"], reserve="2C 9C TC JC",
+               trump="S", trump_set=(12, 3, "S"), pickups=[(13, 3, 13)],
+               result=(1, "court", 2, [0, 13]))],
+     game=([0, 2], False, None, 1))
+case("kaat_first_trick_void_sets_trump",
+     "§2.4 trump can be set in trick 1: seat 1 (void) plays 2D, the only trump -> 1 wins",
+     KA, 3, [R(["AH 2D 3H 4H >1"], trump="D", trump_set=(1, 1, "D"), pickups=[],
+               result="null")],
+     game=([0, 0], False, None, None))
+# Stack: 0 wins t1-t3 (t1 sets no marker; t2 marks 0; t3 pays 3); t4-t11 no pair;
+# t12 1 (marked), t13 1 leads AH: the marked trump ace is the lowest trump but still the only
+# trump -> wins; the 13th trick pays the remaining 10 -> team 1 reaches 10 >= 7.
+S13 = ["S>0", "S>0", "S>0", "H>1", "H>2", "H>3", "D>0", "D>1", "D>2", "C>3", "C>0", "C>1",
+       "AH AD AS AC >1"]
+case("stack_same_player_first_three_and_last_pays_ten",
+     "§2.5 the first trick never sets the marker (t1,t2,t3 by seat 0 pay 3 at t3); no pair "
+     "t4-t11; t12 and t13 by seat 1: a single payout of the remaining 10 at trick 13",
+     ST, 3, [R(S13, call="H", payouts=[(3, 0, 3), (13, 1, 10)],
+               result=(1, "normal", 10, [3, 10]))],
+     game=([3, 10], True, 1, None))
+case("stack_two_tricks_same_player_no_payout",
+     "§2.5 the first trick never sets the marker: seat 0 wins t1 and t2 -> no payout yet",
+     ST, 3, [R(["S>0", "S>0"], call="H", payouts=[], result="null")],
+     game=([0, 0], False, None, None))
+CASES.append({"name": "seeded_round_no_moves",
+              "why": "REPLAY: a round may give 'seed' (64 hex digits) instead of hands; with "
+                     "no moves it is an unfinished last round -> ok true",
+              "args": [], "input": {"rules": {"game": "classic"}, "first_dealer": 1,
+                                    "rounds": [{"seed": "0123456789abcdef" * 4,
+                                                "moves": []}]},
+              "expect_exit": 0,
+              "expect": {"ok": True, "rounds": [{"dealer": 1, "caller": 2, "tricks": [],
+                                                 "result": None}],
+                         "game": {"score": [0, 0], "over": False, "winner": None,
+                                  "next_caller": None}}})
+CASES.append({"name": "seeded_round_call",
+              "why": "REPLAY: a seeded round accepts the caller's call (any suit may be "
+                     "called); trump is then known",
+              "args": [], "input": {"rules": {"game": "piles"}, "first_dealer": 3,
+                                    "rounds": [{"seed": "f" * 64,
+                                                "moves": [{"seat": 0, "call": "D"}]}]},
+              "expect_exit": 0,
+              "expect": {"ok": True, "rounds": [{"dealer": 3, "caller": 0, "trump": "D",
+                                                 "tricks": [], "result": None}]}})
+err2("bad_input_bad_seed", "REPLAY: 'seed' must be 64 hex digits; 'xyz' is not the format",
+     {"rules": {"game": "classic"}, "first_dealer": 3, "rounds": [{"seed": "xyz", "moves": []}]},
+     "bad_input")
 
 
 def main():

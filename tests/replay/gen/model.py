@@ -376,6 +376,8 @@ def replay(inp):
                         "game": {"score": score, "over": False, "winner": None,
                                  "next_caller": None},
                         "error": {"round": ri, "move": None, "code": "missing_moves"}}, 1
+            if rules["game"] == "stack":  # game.score is the stack points taken so far
+                score = list(R.count)
             return {"ok": True, "rounds": out_rounds,
                     "game": {"score": score, "over": False, "winner": None,
                              "next_caller": None}}, 0
