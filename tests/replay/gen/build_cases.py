@@ -188,20 +188,24 @@ case("error_missing_moves",
      expect_extra={"game": {"next_caller": None}}, check_model=False)
 CASES[-1]["expect"]["rounds"] = CASES[-1]["expect"]["rounds"][:1]
 case("error_round_over_classic",
-     "REPLAY round_over: a move after the round ended at 7-0 (move 29 = call + 28 plays)",
+     "REPLAY round_over: a move after the round ended at 7-0 (move 29 = call + 28 plays); "
+     "literal REPLAY: the round the error is in is given with its finished tricks and result "
+     "null (see README ambiguity A1)",
      CL, 3,
      [R(SEVEN_ZERO, call="S", after=[{"seat": 0, "play": "2C"}])],
      exit=1, error=(0, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
      check_model=False)
-CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 7}}]
+# literal REPLAY: "the round the error is in is given with its finished tricks and result null"
+CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 7}, "result": None}]
 case("error_round_over_second_round",
-     "REPLAY round_over in round 1 (round index 1, move 29); round 0 is given whole",
+     "REPLAY round_over in round 1 (round index 1, move 29); round 0 is given whole, round 1 "
+     "(the round the error is in) with result null per the literal text (README A1)",
      CL, 3,
      [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
       R(SEVEN_ZERO, call="S", dealer=3, after=[{"seat": 0, "play": "2C"}])],
      exit=1, error=(1, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
      check_model=False)
-CASES[-1]["expect"]["rounds"][1] = {"tricks": {"$len": 7}}
+CASES[-1]["expect"]["rounds"][1] = {"tricks": {"$len": 7}, "result": None}
 
 SUITED = [" ".join(r + s for r in "AKQJT98765432") for s in "SHDC"]  # 0 S, 1 H, 2 D, 3 C
 MIX = ["AS KS QS JS TS AH KH QH JH TH AD KD QD",
@@ -718,11 +722,11 @@ case("stack_seed_example_to_target",
      game=([2, 9], True, 1, None))
 case("stack_round_over_after_target",
      "REPLAY round_over also after a stack game reached its target mid-round (move 45 = call "
-     "+ 44 plays)",
+     "+ 44 plays); literal REPLAY: that round is given with result null (README A1)",
      ST, 3, [R(S1, call="S", after=[P(3, "2C")])],
      exit=1, error=(0, 45, "round_over"), expect_extra={"game": {"next_caller": None}},
      check_model=False)
-CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 11}}]
+CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 11}, "result": None}]
 S5 = ["S>0", "S>3", "S>3", "H>0", "H>0", "H>1", "D>2", "D>2", "D>3", "C>1", "C>1", "C>0",
       "AH AD AS AC >2"]
 case("stack_thirteenth_trick_pays_rest_target_9",
@@ -957,6 +961,91 @@ CASES.append({"name": "seeded_round_call",
 err2("bad_input_bad_seed", "REPLAY: 'seed' must be 64 hex digits; 'xyz' is not the format",
      {"rules": {"game": "classic"}, "first_dealer": 3, "rounds": [{"seed": "xyz", "moves": []}]},
      "bad_input")
+
+# ------------------------------------------------------------------ round 2 errors, views
+case("error_must_follow_in_second_round",
+     "REPLAY: an illegal move in round 1: round 0 given whole, round 1 with its finished "
+     "tricks and result null, error round 1 move 6, next_caller null",
+     CL, 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
+      R([], call="S", dealer=3, caller=0, hands=MIX,
+        after=[P(0, "AS"), P(1, "9S"), P(2, "4S"), P(3, "2D"), P(0, "KS"), P(1, "9H")],
+        extra={"tricks": [{"winner": 0}]}, result="null")],
+     exit=1, error=(1, 6, "must_follow_suit"), game=([2, 0], False, None, None))
+case("classic_second_round_unfinished",
+     "REPLAY: the last round unfinished after a finished one -> ok true, score keeps round "
+     "0's points, result null, next_caller null",
+     CL, 3,
+     [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
+      R(["S>1", "S>0"], call="H", dealer=3, caller=0, result="null")],
+     game=([2, 0], False, None, None))
+case("error_missing_moves_empty_round",
+     "REPLAY missing_moves: a non-last round with no moves at all (round 0, move null)",
+     CL, 3, [R([], hands=MIX, trump=None, result="null"), R(SEVEN_ZERO, call="S", dealer=3)],
+     exit=1, error=(0, None, "missing_moves"), expect_extra={"game": {"next_caller": None}},
+     check_model=False)
+CASES[-1]["expect"]["rounds"] = CASES[-1]["expect"]["rounds"][:1]
+hid_err("hidden_cannot_ask_on_lead",
+        "§2.3 only a player who cannot follow suit may ask: asking when leading (seat 1 won "
+        "trick 1) -> cannot_ask (move 5)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), {"seat": 1, "ask": True}],
+        (0, 5, "cannot_ask"), tricks=[{"winner": 1}])
+case("hidden_normal_win_same_caller",
+     "§2.3 a hidden round ending normally (7-2 after trick 9: pickups 5, 2, then team 1's 2); "
+     "who calls next as in piles: caller's team won -> same caller",
+     HI, 3,
+     [R(["AH 2H 3H 4H >0", "KH 5H 6H 7H >0", "QH 8H 9H TH >0", "!AS 2S 3S 4S >0",
+         "AD 2D 3D 4D >0", "KD 5D 6D 7D >0", "QD 8D 9D TD >0", "2C AC 3C 4C >1",
+         "KC 5C 6C 7C >1"], hide="7S", trump="S", trump_shown=(4, 0),
+        pickups=[(5, 0, 5), (7, 0, 2), (9, 1, 2)], result=(0, "normal", 1, [7, 2]))],
+     game=([1, 0], False, None, 0))
+CASES.append({"name": "view_hidden_finished_round_facedown_stays",
+              "why": "§2.3 D / REPLAY --view: the caller's face-down throw (AC at trick 12) is "
+                     "not seen by others even at the round's end",
+              "args": ["--view", "1"],
+              "input": [c for c in CASES
+                        if c["name"] == "hidden_goon_court_ask_on_last_trick"][0]["input"],
+              "expect_exit": 0,
+              "expect": {"seat": 1, "trump": "S", "hand": [],
+                         "tricks": {"$len": 13}}})
+CASES[-1]["expect"]["tricks"] = {"$prefix": [{} for _ in range(11)] + [
+    {"cards": ["AS", "TS", "JS", "??"], "winner": 1},
+    {"cards": ["AH", "AD", "9S", "2S"], "winner": 3}]}
+err2("bad_rules_bool_option_type",
+     "§2: ace_cannot_win_pile is a bool; 'yes' is rejected naming the option",
+     variant(rules={"game": "piles", "ace_cannot_win_pile": "yes"}), "bad_rules",
+     "ace_cannot_win_pile")
+err2("bad_rules_deal_fairness_type",
+     "§2: deal_fairness is a bool; 'maybe' is rejected naming the option",
+     variant(rules={"game": "classic", "deal_fairness": "maybe"}), "bad_rules",
+     "deal_fairness")
+err2("bad_rules_last_card_not_a_card",
+     "§2: last_card is a card or none; 'ZZ' is rejected naming last_card",
+     variant(rules={"game": "piles", "last_card": "ZZ"}), "bad_rules", "last_card")
+err2("bad_input_first_dealer_out_of_range",
+     "REPLAY: first_dealer is a seat 0..3; 4 is not the format -> bad_input",
+     variant(first_dealer=4), "bad_input")
+err2("bad_input_unknown_move",
+     "REPLAY: a move that is none of call/hide/play/ask/show is not the format -> bad_input",
+     variant(rounds=[{"hands": MIX, "moves": [{"seat": 0, "pass": True}]}]), "bad_input")
+case("classic_kot_points_bounds_valid",
+     "§2 kot_points 10 is valid (range 2..10)",
+     dict(CL, court_bonus="kot", kot_points=10), 3,
+     [R(KOT13, call="S", result=(0, "kot", 10, [13, 0]))],
+     game=([10, 0], True, 0, None))
+
+case("kaat_pickup_after_trump_set",
+     "§2.4 D: piles are picked up after the trump is set too: seat 3 wins t2 (cut with a "
+     "higher club in the trick that set clubs) and t3 -> picks up 3",
+     KA, 3, [R(["AH 2H 3H 4H >0", "KH 5H 2C 3C >3", "AD 2D 3D 4D >3"], trump="C",
+               trump_set=(2, 2, "C"), pickups=[(3, 3, 3)], result="null")],
+     game=([0, 0], False, None, None))
+view_case("view_piles_pickups",
+          "REPLAY --view lists the pickups (seed: the second and third tricks pick up three)",
+          PI, 3, R(["S>1", "S>0", "S>0"], call="C", pickups=[(3, 0, 3)], result="null"), 2,
+          lambda inp: {"trump": "C", "hand": {"$set": remaining(inp, 2)},
+                       "pickups": [{"trick": 3, "seat": 0, "team": 0, "count": 3}],
+                       "tricks": [{"winner": 1}, {"winner": 0}, {"winner": 0}]})
 
 
 def main():
