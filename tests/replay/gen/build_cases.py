@@ -1047,6 +1047,37 @@ view_case("view_piles_pickups",
                        "pickups": [{"trick": 3, "seat": 0, "team": 0, "count": 3}],
                        "tricks": [{"winner": 1}, {"winner": 0}, {"winner": 0}]})
 
+case("hidden_caller_only_facedown_in_led_suit_may_throw",
+     "§2.3 before the show the caller plays with the other 12: with only the face-down spade "
+     "in the led suit the caller cannot follow and may throw (5D, face down); 9S wins",
+     HI, 3, [R(["2H AH 3H 4H >1", "9S 3S 2S 5D >1"], hands=HID3, hide="7S", trump="S",
+               trump_shown=None, pickups=[], result="null")],
+     game=([0, 0], False, None, None))
+hid_err("hidden_shown_facedown_card_must_follow",
+        "§2.3 D: once shown the face-down card is back in the caller's hand and must follow "
+        "suit: spade led, caller holds 7S and plays 5D -> must_follow_suit (move 11)",
+        HID3, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), P(1, "AC"), P(2, "2C"),
+               {"seat": 3, "ask": True}, P(3, "2S"), P(0, "4C"), P(3, "4S"), P(0, "5D")],
+        (0, 11, "must_follow_suit"), tricks=[{"winner": 1}, {"winner": 3}])
+# winners 0,0,0 (+3) 0,0 (+2) 2,2 (+2) 0,0 (+2) 2,0,0 (+3 at t12: 12) then seat 1 cuts
+# trick 13 (0 AH, 1 AS) and takes the 1 trick left.
+case("piles_thirteenth_takes_single_trick",
+     "§2.2 the winner of the 13th trick takes what is left even when that is only the 13th "
+     "trick itself (12-1); team 0 at 7+ with team 1 at 0 plays on",
+     PI, 3,
+     [R(["S>0", "S>0", "S>0", "H>0", "H>0", "H>2", "D>2", "D>0", "D>0", "C>2", "C>0", "C>0",
+         "AH AS AD AC >1"], call="S",
+        pickups=[(3, 0, 3), (5, 0, 2), (7, 2, 2), (9, 0, 2), (12, 0, 3), (13, 1, 1)],
+        result=(0, "normal", 1, [12, 1]))],
+     game=([1, 0], False, None, 0))
+case("piles_four_point_for_other_team",
+     "§2.2 four_point replaces Goon Court too: team 1 takes all 13, trick 13 won with the "
+     "last_card AS -> 4 to team 1; caller 0 lost -> 1 calls",
+     dict(PI, last_card="AS"), 3,
+     [R(ALT13 + ["AS AH AD AC >3"], call="S", pickups=[(13, 3, 13)],
+        result=(1, "four_point", 4, [0, 13]))],
+     game=([0, 4], False, None, 1))
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases")
