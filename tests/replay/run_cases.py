@@ -49,6 +49,10 @@ def match(exp, got, path, diffs):
                               (arg, json.dumps(got))))
         elif op == "$any":
             pass
+        elif op == "$in":  # one of these values (a genuinely ambiguous spec point)
+            if got not in arg:
+                diffs.append((path, "expected one of %s, got %s" %
+                              (json.dumps(arg), json.dumps(got))))
         else:
             diffs.append((path, "bad matcher %s in case" % op))
         return

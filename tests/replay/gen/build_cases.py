@@ -570,9 +570,10 @@ def P(s, c):
     return {"seat": s, "play": c}
 
 
-def hid_err(name, why, hands, moves, err, rules=HI, tricks=None):
+def hid_err(name, why, hands, moves, err, rules=HI, tricks=None, check_model=True):
     bad_hide = err[2] == "bad_call"
-    case(name, why, rules, 3,
+    case(name, why, rules, 3, check_model=check_model,
+         rounds=
          [R([], hands=hands, after=moves, trump="<call>" if bad_hide else "S",
             extra={} if tricks is None else {"tricks": tricks}, result="null")],
          exit=1, error=err, game=([0, 0], False, None, None))
@@ -1077,6 +1078,29 @@ case("piles_four_point_for_other_team",
      [R(ALT13 + ["AS AH AD AC >3"], call="S", pickups=[(13, 3, 13)],
         result=(1, "four_point", 4, [0, 13]))],
      game=([0, 4], False, None, 1))
+
+# Round 2 rotates HK by one seat: caller 1 hides 2S, seat 2 wins t1-t12, caller 1 shows
+# with only the face-down card at t13 and cuts -> team 1 takes all 13 on its own trump.
+HK_R2 = ["H>2", "H>2", "H>2", "D>2", "D>2", "D>2", "C>2", "C>2", "C>2", "S>2", "S>2",
+         "AS 9S TS JS >2", "AH AD AC !2S >1"]
+case("hidden_two_rounds_who_calls",
+     "§2.3 who calls next as in piles over two rounds: round 1 Goon Court against caller 0 "
+     "(3 to team 1) -> caller 1 (dealer 0); round 2 caller 1's team takes all 13 (Court, 2) "
+     "-> caller 1+2 = 3",
+     HI, 3,
+     [R(HK2, hide="2S", reserve="2S 9S TS JS", dealer=3, caller=0, trump="S",
+        trump_shown=(13, 3), pickups=[(13, 3, 13)], result=(1, "goon_court", 3, [0, 13])),
+      R(HK_R2, hide="2S", reserve="2S 9S TS JS", dealer=0, caller=1, trump="S",
+        trump_shown=(13, 1), pickups=[(13, 1, 13)], result=(1, "court", 2, [0, 13]))],
+     game=([0, 5], False, None, 3))
+hid_err("hidden_cannot_show_when_not_leading",
+        "§2.3 the caller may show before leading only when they won the trick before: seat 1 "
+        "won trick 1, the caller's 'show' before seat 1 leads -> cannot_show (move 5)",
+        HID2, [H0, P(0, "2H"), P(1, "AH"), P(2, "3H"), P(3, "4H"), {"seat": 0, "show": True}],
+        (0, 5, "cannot_show"), tricks=[{"winner": 1}],
+        check_model=False)  # the model says not_your_turn; README A14
+CASES[-1]["expect"]["error"]["code"] = {"$in": ["cannot_show", "not_your_turn"]}
+CASES[-1]["why"] += "; README A14: not_your_turn is accepted too"
 
 
 def main():
