@@ -55,6 +55,10 @@ class R:
         self.extra = extra or {}
 
 
+def toks_plain(toks):
+    return [t.lstrip("?!") for t in toks]
+
+
 def parse_tricks(tricks):
     out = []
     for t in tricks:
@@ -126,7 +130,12 @@ def build_round(rules, dealer, rd):
             if want is not None and got != want:
                 raise BuildError("trick %d %s: I said winner %s, model says %s" %
                                  (len(lenient.tricks), toks, want, got))
-            winners.append(got)
+            t = lenient.tricks[-1]
+            if t["face_down"]:  # the full output's card of a face-down throw: README A12
+                winners.append({"leader": t["leader"], "winner": got})
+            else:
+                winners.append({"leader": t["leader"], "cards": list(toks_plain(toks)),
+                                "winner": got})
     if rd.hands is not None:
         hands = rd.hands
     else:
@@ -199,7 +208,7 @@ def build_case(name, why, rules, first_dealer, rounds, exit=0, error=None, game=
                 e["trump"] = rd.trump
             elif rd.call:
                 e["trump"] = rd.call
-            e["tricks"] = [{"winner": w} for w in winners]
+            e["tricks"] = winners
             if rd.pickups is not None:
                 e["pickups"] = [{"trick": t, "seat": s, "team": team(s), "count": c}
                                 for t, s, c in rd.pickups]

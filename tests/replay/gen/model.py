@@ -220,7 +220,8 @@ class Round:
         t = self.tno()
         prev = self.tricks[-1]["winner"] if self.tricks else None
         self.tricks.append({"leader": self.leader, "cards": [x[1] for x in self.cur],
-                            "winner": w, "seats": [x[0] for x in self.cur]})
+                            "winner": w, "seats": [x[0] for x in self.cur],
+                            "face_down": any(x[3] for x in self.cur)})
         last_trick = self.cur
         self.cur = []
         self.leader = w
@@ -320,7 +321,8 @@ class Round:
 
     def out(self):
         d = {"dealer": self.dealer, "caller": self.caller, "trump": self.trump,
-             "tricks": [{k: v for k, v in t.items() if k != "seats"} for t in self.tricks],
+             "tricks": [{k: v for k, v in t.items() if k not in ("seats", "face_down")}
+                        for t in self.tricks],
              "result": self.result}
         if self.g in ("piles", "hidden", "kaat"):
             d["pickups"] = self.pickups
