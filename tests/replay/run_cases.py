@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs replay cases (tests/replay/cases/*.json) against the courtpiece-rules CLI.
 
-Each case: {"name", "why", "args", "input", "expect_exit", "expect"}. The binary is run as
+Each case: {"name", "why", "args", "input", "expect_exit", "expect"} and optionally
+"forbid_strings": card texts that must appear nowhere in the output (a --view secret). The binary is run as
 `BIN replay [args...]` with the input on stdin; the exit code must equal expect_exit and the
 stdout JSON must match `expect` as a recursive subset (see README.md for the matchers).
 Python 3 standard library only.
@@ -97,7 +98,23 @@ def run_case(binary, case, timeout_s):
     diffs = []
     match(case["expect"], out, "$", diffs)
     problems += ["%s: %s" % d for d in diffs]
+    forbidden = set(case.get("forbid_strings", []))
+    if forbidden:
+        problems += ["%s: %s must not be visible to this seat" % (p, v)
+                     for p, v in strings(out, "$") if v in forbidden]
     return problems
+
+
+def strings(v, path):
+    """Yields (path, value) for every string anywhere in a JSON value (keys excluded)."""
+    if isinstance(v, str):
+        yield path, v
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from strings(x, "%s.%s" % (path, k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from strings(x, "%s[%d]" % (path, i))
 
 
 def main():

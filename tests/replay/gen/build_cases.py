@@ -1102,6 +1102,64 @@ hid_err("hidden_cannot_show_when_not_leading",
 CASES[-1]["expect"]["error"]["code"] = {"$in": ["cannot_show", "not_your_turn"]}
 CASES[-1]["why"] += "; README A14: not_your_turn is accepted too"
 
+# Kaat game to the target: the same deal four times. Each round team 0 takes all 13 while
+# seat 1 (team 1) set clubs at trick 12 -> Goon Court, 3 for team 0; the leader's team took
+# all 13 -> the leader's partner leads next: leaders 0, 2, 0, 2 (dealers 3, 1, 3, 1);
+# 3, 6, 9, 12 >= 10 -> over after round 4.
+KG = KAT11 + ["AS 9C JC TC >2", "AC 2C AH AD >2"]
+case("kaat_four_rounds_to_target",
+     "§2.4 who leads next over four rounds (all 13 by the leader's team -> leader+2), "
+     "Goon Court against the setter each time, target 10 reached after round 4 (12)",
+     KA, 3,
+     [R(KG, reserve="2C 9C TC JC", dealer=d, caller=(d + 1) % 4, trump="C",
+        trump_set=(12, 1, "C"), pickups=[(13, 2, 13)],
+        result=(0, "goon_court", 3, [13, 0])) for d in (3, 1, 3, 1)],
+     game=([12, 0], True, 0, None))
+
+# Fields that exist only in some game types (REPLAY: "trump_shown only in hidden, trump_set
+# only in kaat, pickups only in the pile games, payouts only in stack").
+ABSENT = {
+    "classic_court_7_0_default": ["pickups", "payouts", "trump_shown", "trump_set"],
+    "piles_322_pickups_and_end": ["payouts", "trump_shown", "trump_set"],
+    "hidden_normal_win_same_caller": ["payouts", "trump_set"],
+    "kaat_no_trump_set_normal_win": ["payouts", "trump_shown"],
+    "stack_seed_example_to_target": ["pickups", "trump_shown", "trump_set"],
+}
+for c in CASES:
+    if c["name"] in ABSENT:
+        c["why"] += "; REPLAY: fields of other game types are absent"
+        for k in ABSENT[c["name"]]:
+            c["expect"]["rounds"][0][k] = {"$absent": True}
+
+# --view secrets: no card the seat may not see appears anywhere in its view (other seats'
+# unplayed cards; before the show the face-down card; face-down throws always).
+SECRETS = {
+    "view_classic_seat1": [],
+    "view_hidden_nonCaller_before_show": ["5D"],
+    "view_hidden_after_show_facedown_stays_hidden": ["5D"],
+    "view_hidden_nonCaller_no_play": [],
+    "view_kaat_trump_set_visible": [],
+    "view_stack_seat3": [],
+    "view_piles_pickups": [],
+    "view_hidden_facedown_then_ask_seat2": ["KS"],
+    "view_hidden_finished_round_facedown_stays": ["AC"],
+}
+for c in CASES:
+    if c["name"] in SECRETS:
+        seat = int(c["args"][1])
+        inp = c["input"]
+        hidden = inp["rules"]["game"] == "hidden"
+        shown = any(m.get("ask") or m.get("show") for m in inp["rounds"][-1]["moves"])
+        sec = set(SECRETS[c["name"]])
+        for other in range(4):
+            if other != seat:
+                sec |= set(remaining(inp, other))
+        if hidden and shown:  # the shown face-down card is back in hand face up
+            fd = [m["hide"] for m in inp["rounds"][-1]["moves"] if "hide" in m][0]
+            sec.discard(fd)
+        c["forbid_strings"] = sorted(sec)
+        c["why"] += "; no unseen card text anywhere in the view"
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases")
@@ -1109,6 +1167,8 @@ def main():
     for f in glob.glob(os.path.join(out, "*.json")):
         os.remove(f)
     names = set()
+    for name in SECRETS:
+        assert any(c["name"] == name for c in CASES), name
     for c in CASES:
         assert c["name"] not in names, c["name"]
         names.add(c["name"])
