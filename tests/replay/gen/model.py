@@ -169,6 +169,12 @@ class Round:
             return
         card = m.get("play")
         led = self.led()
+        if (self.g == "hidden" and seat == self.caller and not self.shown
+                and card == self.facedown and self.playable(seat) == set()):
+            # README A4: the last card is the face-down one; a bare play shows it too
+            self.show(seat)
+            if led:
+                self.must_trump = seat
         if not self.lenient:
             if card not in self.playable(seat):
                 raise ReplayError("card_not_in_hand")
