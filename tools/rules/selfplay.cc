@@ -13,9 +13,10 @@ using rules::Round;
 
 CliOutput UsageError(const std::string& message) {
   CliOutput out;
-  out.json = {{"ok", false},
-              {"error", {{"round", nullptr}, {"move", nullptr}, {"code", "bad_input"},
-                         {"message", message}}}};
+  out.json = {
+      {"ok", false},
+      {"error",
+       {{"round", nullptr}, {"move", nullptr}, {"code", "bad_input"}, {"message", message}}}};
   out.exit_code = 2;
   return out;
 }
@@ -23,13 +24,12 @@ CliOutput UsageError(const std::string& message) {
 // Flags as --name value pairs.
 bool ParseFlags(const std::vector<std::string>& args, std::map<std::string, std::string>* flags,
                 std::string* error) {
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < args.size(); i += 2) {
     if (args[i].rfind("--", 0) != 0 || i + 1 >= args.size()) {
       *error = "bad argument '" + args[i] + "' (flags are --name value)";
       return false;
     }
     (*flags)[args[i].substr(2)] = args[i + 1];
-    ++i;
   }
   return true;
 }
@@ -69,8 +69,8 @@ CliOutput DealCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args, &f, &err)) return UsageError(err);
   auto seed = rules::ParseSeed(f["seed"]);
   if (!seed) return UsageError("--seed must be 64 hex digits");
-  rules::Rules r = rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden
-                                                       : rules::GameType::kPiles);
+  rules::Rules r =
+      rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden : rules::GameType::kPiles);
   if (f.count("rules")) {
     auto parsed = RulesFlag(f["rules"], &err);
     if (!parsed) return UsageError(err);

@@ -1,10 +1,11 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/deal.h"
 
 #include <sodium.h>
 
 #include <cassert>
 #include <numeric>
+
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 namespace {

@@ -8,9 +8,13 @@
 #define COURTPIECE_RULES_CARDS_H_
 
 #include <bit>
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
 #include <cstdint>
 #include <optional>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
@@ -25,8 +29,16 @@ inline constexpr uint8_t kHiddenCard = 0xFF;
 
 using Card = uint8_t;  // 0..51
 
-constexpr int SuitOf(Card c) { return c / kNumRanks; }
-constexpr int RankOf(Card c) { return c % kNumRanks; }
+// (c * 79) >> 10 == c / 13 for every card 0..51 (checked below): no division in the hot path.
+constexpr int SuitOf(Card c) { return (static_cast<unsigned>(c) * 79u) >> 10; }
+constexpr int RankOf(Card c) { return c - kNumRanks * SuitOf(c); }
+constexpr bool CheckSuitOf() {
+  for (int c = 0; c < kNumCards; ++c) {
+    if (SuitOf(static_cast<Card>(c)) != c / 13) return false;
+  }
+  return true;
+}
+static_assert(CheckSuitOf());
 constexpr Card MakeCard(int suit, int rank) { return static_cast<Card>(suit * kNumRanks + rank); }
 constexpr int TeamOf(int seat) { return seat & 1; }
 
@@ -48,7 +60,16 @@ class CardSet {
 
   constexpr uint64_t bits() const { return bits_; }
   constexpr bool empty() const { return bits_ == 0; }
-  constexpr int size() const { return std::popcount(bits_); }
+  constexpr int size() const {
+#if defined(__POPCNT__)
+    return std::popcount(bits_);
+#else  // without -mpopcnt std::popcount is a libgcc call; SWAR is faster
+    uint64_t x = bits_ - ((bits_ >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+#endif
+  }
   constexpr bool Has(Card c) const { return (bits_ >> c) & 1; }
   constexpr void Add(Card c) { bits_ |= uint64_t{1} << c; }
   constexpr void Remove(Card c) { bits_ &= ~(uint64_t{1} << c); }
@@ -57,7 +78,15 @@ class CardSet {
   // Lowest card; the set must not be empty.
   constexpr Card First() const { return static_cast<Card>(std::countr_zero(bits_)); }
   // The n-th lowest card (0-based); n < size().
-  Card Nth(int n) const;
+  Card Nth(int n) const {
+#if defined(__BMI2__)
+    return static_cast<Card>(std::countr_zero(_pdep_u64(uint64_t{1} << n, bits_)));
+#else
+    uint64_t b = bits_;
+    for (int i = 0; i < n; ++i) b &= b - 1;
+    return static_cast<Card>(std::countr_zero(b));
+#endif
+  }
 
   constexpr CardSet operator|(CardSet o) const { return CardSet(bits_ | o.bits_); }
   constexpr CardSet operator&(CardSet o) const { return CardSet(bits_ & o.bits_); }
