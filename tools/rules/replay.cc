@@ -381,7 +381,7 @@ Json MoveToJson(const Move& m) {
   j["seat"] = m.seat;
   switch (m.type) {
     case MoveType::kCall:
-      j["call"] = rules::SuitName(m.value);
+      j["call"] = m.value < 4 ? rules::SuitName(m.value) : std::string("?");
       break;
     case MoveType::kHide:
       j["hide"] = CardName(m.value);
@@ -405,7 +405,10 @@ Json HandsToJson(const Round& round) {
     rules::CardSet first = round.first_packet(s);
     rules::CardSet rest = round.dealt(s) & ~first;
     std::string text = rules::CardSetText(first);
-    if (!rest.empty()) text += " " + rules::CardSetText(rest);
+    if (!rest.empty()) {
+      text.push_back(' ');
+      text.append(rules::CardSetText(rest));
+    }
     hands.push_back(text);
   }
   return hands;
