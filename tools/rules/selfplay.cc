@@ -49,6 +49,12 @@ std::optional<rules::Rules> RulesFlag(const std::string& text, std::string* erro
   return *r;
 }
 
+// --seed: 1..64 hex digits, left-padded with zeros to 32 bytes.
+std::optional<rules::Seed> SeedFlag(const std::string& hex) {
+  if (hex.empty() || hex.size() > 64) return std::nullopt;
+  return rules::ParseSeed(std::string(64 - hex.size(), '0') + hex);
+}
+
 // splitmix64: the random policy's generator (not the rules' randomness).
 struct PolicyRng {
   uint64_t s;
@@ -67,8 +73,8 @@ CliOutput DealCommand(const std::vector<std::string>& args) {
   std::map<std::string, std::string> f;
   std::string err;
   if (!ParseFlags(args, &f, &err)) return UsageError(err);
-  auto seed = rules::ParseSeed(f["seed"]);
-  if (!seed) return UsageError("--seed must be 64 hex digits");
+  auto seed = SeedFlag(f["seed"]);
+  if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   rules::Rules r =
       rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden : rules::GameType::kPiles);
   if (f.count("rules")) {
@@ -147,8 +153,8 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     return UsageError("--rounds must be a positive integer");
   }
   if (n <= 0) return UsageError("--rounds must be a positive integer");
-  auto seed = rules::ParseSeed(f["seed"]);
-  if (!seed) return UsageError("--seed must be 64 hex digits");
+  auto seed = SeedFlag(f["seed"]);
+  if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   std::string policy = f.count("policy") ? f["policy"] : "random";
   if (policy == "bot") return UsageError("bot policy not built yet");
   if (policy != "random") return UsageError("--policy must be random or bot");

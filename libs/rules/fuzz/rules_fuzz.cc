@@ -54,11 +54,11 @@ void FuzzMoves(const uint8_t* data, size_t size) {
     bool listed = false;
     for (const Move& l : legal) listed |= (l == m);
     if ((r.Check(m) == courtpiece::rules::ErrorCode::kOk) != listed) {
-      std::fprintf(stderr, "move type %d seat %d value %d check %d phase %d turn %d\n",
-                   int(m.type), int(m.seat), int(m.value), int(r.Check(m)), int(r.phase()),
-                   r.turn());
+      std::fprintf(stderr, "move type %d seat %d value %d check %d phase %d turn %d\n", int(m.type),
+                   int(m.seat), int(m.value), int(r.Check(m)), int(r.phase()), r.turn());
     }
-    Require((r.Check(m) == courtpiece::rules::ErrorCode::kOk) == listed, "Check and LegalMoves agree");
+    Require((r.Check(m) == courtpiece::rules::ErrorCode::kOk) == listed,
+            "Check and LegalMoves agree");
     const std::string before = r.Serialize();
     const bool ok = r.Apply(m).ok();
     if (!ok) Require(r.Serialize() == before, "a rejected move changes nothing");
