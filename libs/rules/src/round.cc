@@ -1,5 +1,6 @@
 #include "courtpiece/rules/round.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "absl/strings/str_cat.h"
@@ -286,19 +287,17 @@ int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace)
 
 int Round::TrickWinner() const {
   const int led = SuitOf(cur_.cards[0]);
-  int best = -1, best_i = 0;
+  // Branch-free max over (strength * 4 + position): strengths never tie among winners.
+  int best = 0;
   for (int i = 0; i < 4; ++i) {
     const int seat = (cur_.leader + i) % 4;
     const Card c = cur_.cards[i];
     const bool low_ace =
         rules_.game == GameType::kStack && marker_ == seat && RankOf(c) == kAceRank;
     const int s = Strength(c, led, (cur_.trump >> i) & 1, (cur_.face_down >> i) & 1, low_ace);
-    if (s > best) {
-      best = s;
-      best_i = i;
-    }
+    best = std::max(best, s * 4 + i);
   }
-  return (cur_.leader + best_i) % 4;
+  return (cur_.leader + (best & 3)) % 4;
 }
 
 void Round::ResolveTrick() {
