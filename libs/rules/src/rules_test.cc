@@ -42,6 +42,18 @@ TEST(Cards, ParseAndName) {
   EXPECT_EQ((~s).size(), 50);
 }
 
+TEST(Cards, NthMatchesIteration) {
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int k = 0; k < 20000; ++k) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    CardSet s(x & CardSet::Deck().bits());
+    int i = 0;
+    for (Card c : s) ASSERT_EQ(s.Nth(i++), c);
+  }
+}
+
 TEST(Errors, NamesAreReplayCodes) {
   EXPECT_EQ(ErrorCodeName(ErrorCode::kMustFollowSuit), "must_follow_suit");
   EXPECT_EQ(ErrorCodeName(ErrorCode::kMissingMoves), "missing_moves");
