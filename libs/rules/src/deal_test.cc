@@ -34,6 +34,17 @@ TEST(Deal, StreamIsRandombytesBufDeterministic) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(s.NextByte(), want[i]) << i;
 }
 
+TEST(Deal, StreamResumesAtAnyOffset) {
+  ASSERT_GE(sodium_init(), 0);
+  Seed seed = SeedOf(77);
+  std::vector<uint8_t> want(2048);
+  randombytes_buf_deterministic(want.data(), want.size(), seed.data());
+  for (uint64_t offset : {0, 1, 63, 64, 200, 255, 256, 257, 1000, 1024}) {
+    SeedStream s(seed, offset);
+    for (uint64_t i = offset; i < 2048; ++i) ASSERT_EQ(s.NextByte(), want[i]) << offset;
+  }
+}
+
 TEST(Deal, UniformRejectsTheBiasedTail) {
   // n = 52: bytes 208..255 are rejected.
   Seed seed = SeedOf(9);

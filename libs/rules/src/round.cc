@@ -119,22 +119,23 @@ Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
   r.seeded_ = true;
   r.seed_ = seed;
   r.turn_ = r.caller_;
+  r.shuffle_ = ShuffleFromSeed(seed, rules.deal_fairness);
   if (!rules.HasCall()) {
     r.DealRest();
     r.StartPlay();
     return r;
   }
-  // The first packets come from the first shuffle, whatever the trump will be.
-  Deal d = DealFromSeed(seed, r.caller_, -1, /*fairness=*/false);
-  for (int s = 0; s < 4; ++s) {
-    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(d.hands[s][i]);
+  // The first packets come from the shuffle, whatever the trump will be.
+  for (int k = 0; k < 4; ++k) {
+    const int s = (r.caller_ + k) % 4;
+    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(r.shuffle_.deck[5 * k + i]);
     r.hand_[s] = r.dealt_[s] = r.first_five_[s];
   }
   return r;
 }
 
 void Round::DealRest() {
-  Deal d = DealFromSeed(seed_, caller_, trump_, rules_.deal_fairness);
+  Deal d = DealFromShuffle(seed_, shuffle_, caller_, trump_);
   for (int s = 0; s < 4; ++s) {
     CardSet h, f;
     for (int i = 0; i < 13; ++i) {

@@ -224,6 +224,7 @@ class Round {
   uint8_t turn_ = 0;
   bool seeded_ = false;
   Seed seed_{};
+  Shuffle shuffle_;  // seeded rounds: the shuffle, kept for the second phase (not serialised)
   std::array<CardSet, 4> hand_{};
   std::array<CardSet, 4> dealt_{};
   std::array<CardSet, 4> first_five_{};
