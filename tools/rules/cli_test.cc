@@ -79,8 +79,8 @@ TEST(Cli, SelfplayRoundsReplayCleanly) {
   const std::string seed(64, '7');
   for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
     const std::string file = ::testing::TempDir() + "/selfplay_" + game + ".jsonl";
-    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game + "\"}' --rounds 300 --seed " +
-                 seed + " --jsonl " + file);
+    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game +
+                        "\"}' --rounds 300 --seed " + seed + " --jsonl " + file);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     Json s = Json::parse(r.out);
     EXPECT_EQ(s["rounds"], 300);
@@ -106,7 +106,7 @@ TEST(Cli, SelfplayRoundsReplayCleanly) {
 
 TEST(Cli, SelfplayBotPolicyNotBuiltYet) {
   ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"piles\"}' --rounds 1 --seed " +
-               std::string(64, '0') + " --policy bot 2>/dev/null");
+                      std::string(64, '0') + " --policy bot 2>/dev/null");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(Json::parse(r.out)["error"]["message"], "bot policy not built yet");
 }
@@ -119,7 +119,7 @@ TEST(Cli, DealPrintsHandsAndCommitment) {
   EXPECT_EQ(j["hands"].size(), 4u);
   EXPECT_EQ(j["trump"], "S");
   ExecResult h = Exec(kBin + " deal --seed " + std::string(64, '0') + " --hide " +
-               j["first_packets"][0].get<std::string>().substr(0, 2));
+                      j["first_packets"][0].get<std::string>().substr(0, 2));
   ASSERT_EQ(h.exit_code, 0) << h.out;
   Json hj = Json::parse(h.out);
   EXPECT_EQ(hj["first_packets"], j["first_packets"]);  // the first packets never change

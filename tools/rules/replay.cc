@@ -112,7 +112,8 @@ std::optional<InputError> ParseMove(const Json& j, Move* m) {
   }
   for (const char* k : {"ask", "show"}) {
     if (!j.contains(k)) continue;
-    if (j[k] != Json(true)) return InputError{ErrorCode::kBadInput, std::string(k) + " must be true"};
+    if (j[k] != Json(true))
+      return InputError{ErrorCode::kBadInput, std::string(k) + " must be true"};
     *m = std::string(k) == "ask" ? Move::Ask(m->seat) : Move::Show(m->seat);
   }
   return std::nullopt;
@@ -153,7 +154,8 @@ std::optional<InputError> ParseInput(const std::string& text, Input* in) {
       r.seed = *seed;
     }
     if (jr.contains("moves")) {
-      if (!jr["moves"].is_array()) return InputError{ErrorCode::kBadInput, "moves must be an array"};
+      if (!jr["moves"].is_array())
+        return InputError{ErrorCode::kBadInput, "moves must be an array"};
       for (const Json& jm : jr["moves"]) {
         Move m;
         if (auto e = ParseMove(jm, &m)) return e;
@@ -173,16 +175,15 @@ std::optional<InputError> ParseInput(const std::string& text, Input* in) {
     if (r.seeded) continue;
     for (int s = 0; s < 4; ++s) {
       if (r.hand_sizes[s] != 13) {
-        return InputError{ErrorCode::kBadDeal, "round " + std::to_string(i) + ": seat " +
-                                                   std::to_string(s) + " holds " +
-                                                   std::to_string(r.hand_sizes[s]) +
-                                                   " cards, not 13"};
+        return InputError{ErrorCode::kBadDeal,
+                          "round " + std::to_string(i) + ": seat " + std::to_string(s) + " holds " +
+                              std::to_string(r.hand_sizes[s]) + " cards, not 13"};
       }
     }
     auto round = Round::FromHands(in->rules, 0, r.hands);
     if (!round.ok()) {
-      return InputError{ErrorCode::kBadDeal,
-                        "round " + std::to_string(i) + ": " + std::string(round.status().message())};
+      return InputError{ErrorCode::kBadDeal, "round " + std::to_string(i) + ": " +
+                                                 std::string(round.status().message())};
     }
   }
   return std::nullopt;
@@ -212,7 +213,9 @@ Json TrickJson(const rules::TrickRecord& t, bool finished) {
 Json PickupsJson(std::span<const rules::Pickup> ps) {
   Json a = Json::array();
   for (const auto& p : ps) {
-    a.push_back({{"trick", p.trick}, {"seat", p.seat}, {"team", rules::TeamOf(p.seat)},
+    a.push_back({{"trick", p.trick},
+                 {"seat", p.seat},
+                 {"team", rules::TeamOf(p.seat)},
                  {"count", p.count}});
   }
   return a;
@@ -220,7 +223,8 @@ Json PickupsJson(std::span<const rules::Pickup> ps) {
 
 Json PayoutsJson(std::span<const rules::Payout> ps) {
   Json a = Json::array();
-  for (const auto& p : ps) a.push_back({{"trick", p.trick}, {"team", p.team}, {"points", p.points}});
+  for (const auto& p : ps)
+    a.push_back({{"trick", p.trick}, {"team", p.team}, {"points", p.points}});
   return a;
 }
 
@@ -245,9 +249,10 @@ Json RoundJson(const Round& r) {
   if (g == GameType::kHidden) j["trump_shown"] = TrumpEventJson(r.trump_shown_event());
   if (g == GameType::kKaat) {
     rules::TrumpEvent e = r.trump_set_event();
-    j["trump_set"] = e.trick < 0 ? Json(nullptr)
-                                 : Json{{"trick", e.trick}, {"seat", e.seat},
-                                        {"suit", rules::SuitName(r.trump())}};
+    j["trump_set"] =
+        e.trick < 0
+            ? Json(nullptr)
+            : Json{{"trick", e.trick}, {"seat", e.seat}, {"suit", rules::SuitName(r.trump())}};
   }
   j["result"] = ResultJson(r);
   return j;
@@ -277,7 +282,9 @@ Json ViewJson(const rules::SeatView& v, const Round& r) {
   j["game_type"] = std::string(rules::GameTypeName(v.game));
   j["dealer"] = v.dealer;
   j["caller"] = v.caller;
-  j["phase"] = v.phase == rules::Phase::kCall ? "call" : v.phase == rules::Phase::kPlay ? "play" : "over";
+  j["phase"] = v.phase == rules::Phase::kCall   ? "call"
+               : v.phase == rules::Phase::kPlay ? "play"
+                                                : "over";
   j["turn"] = v.turn < 0 ? Json(nullptr) : Json(v.turn);
   j["hand"] = card_list(v.hand);
   Json hands = Json::array();
@@ -313,10 +320,10 @@ Json ViewJson(const rules::SeatView& v, const Round& r) {
   }
   if (v.game == GameType::kHidden) j["trump_shown"] = TrumpEventJson(v.trump_shown);
   if (v.game == GameType::kKaat) {
-    j["trump_set"] = v.trump_set.trick < 0
-                         ? Json(nullptr)
-                         : Json{{"trick", v.trump_set.trick}, {"seat", v.trump_set.seat},
-                                {"suit", rules::SuitName(v.trump)}};
+    j["trump_set"] = v.trump_set.trick < 0 ? Json(nullptr)
+                                           : Json{{"trick", v.trump_set.trick},
+                                                  {"seat", v.trump_set.seat},
+                                                  {"suit", rules::SuitName(v.trump)}};
   }
   j["tricks_won"] = {v.tricks_won[0], v.tricks_won[1]};
   j["count"] = {v.count[0], v.count[1]};
@@ -334,12 +341,18 @@ std::optional<rules::OptionMap> OptionsFromJson(const Json& j) {
   rules::OptionMap m;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const Json& v = it.value();
-    if (v.is_null()) m[it.key()] = nullptr;
-    else if (v.is_boolean()) m[it.key()] = v.get<bool>();
-    else if (v.is_number_integer()) m[it.key()] = v.get<int64_t>();
-    else if (v.is_number()) m[it.key()] = v.get<double>();
-    else if (v.is_string()) m[it.key()] = v.get<std::string>();
-    else m[it.key()] = 0.5;  // arrays and objects are never a valid option value
+    if (v.is_null())
+      m[it.key()] = nullptr;
+    else if (v.is_boolean())
+      m[it.key()] = v.get<bool>();
+    else if (v.is_number_integer())
+      m[it.key()] = v.get<int64_t>();
+    else if (v.is_number())
+      m[it.key()] = v.get<double>();
+    else if (v.is_string())
+      m[it.key()] = v.get<std::string>();
+    else
+      m[it.key()] = 0.5;  // arrays and objects are never a valid option value
   }
   return m;
 }
@@ -367,11 +380,21 @@ Json MoveToJson(const Move& m) {
   Json j;
   j["seat"] = m.seat;
   switch (m.type) {
-    case MoveType::kCall: j["call"] = rules::SuitName(m.value); break;
-    case MoveType::kHide: j["hide"] = CardName(m.value); break;
-    case MoveType::kPlay: j["play"] = CardName(m.value); break;
-    case MoveType::kAsk: j["ask"] = true; break;
-    case MoveType::kShow: j["show"] = true; break;
+    case MoveType::kCall:
+      j["call"] = m.value < 4 ? rules::SuitName(m.value) : std::string("?");
+      break;
+    case MoveType::kHide:
+      j["hide"] = CardName(m.value);
+      break;
+    case MoveType::kPlay:
+      j["play"] = CardName(m.value);
+      break;
+    case MoveType::kAsk:
+      j["ask"] = true;
+      break;
+    case MoveType::kShow:
+      j["show"] = true;
+      break;
   }
   return j;
 }
@@ -382,7 +405,10 @@ Json HandsToJson(const Round& round) {
     rules::CardSet first = round.first_packet(s);
     rules::CardSet rest = round.dealt(s) & ~first;
     std::string text = rules::CardSetText(first);
-    if (!rest.empty()) text += " " + rules::CardSetText(rest);
+    if (!rest.empty()) {
+      text.push_back(' ');
+      text.append(rules::CardSetText(rest));
+    }
     hands.push_back(text);
   }
   return hands;
@@ -395,8 +421,8 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
   if (auto e = ParseInput(text, &in)) {
     out.json["ok"] = false;
     out.json["rounds"] = rounds_json;
-    out.json["game"] = {{"score", {0, 0}}, {"over", false}, {"winner", nullptr},
-                        {"next_caller", nullptr}};
+    out.json["game"] = {
+        {"score", {0, 0}}, {"over", false}, {"winner", nullptr}, {"next_caller", nullptr}};
     out.json["error"] = ErrorJson(e->code, nullptr, nullptr, e->message);
     out.exit_code = 2;
     return out;
@@ -443,8 +469,7 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
   if (!ok) settled = false;
   // Stack points are the game's score as they are paid, so an unbooked stack round shows
   // its points so far.
-  const Round* live_stack =
-      (unbooked && in.rules.game == GameType::kStack) ? &*unbooked : nullptr;
+  const Round* live_stack = (unbooked && in.rules.game == GameType::kStack) ? &*unbooked : nullptr;
   if (view_seat) {
     Json v;
     v["ok"] = ok;

@@ -13,9 +13,10 @@ using rules::Round;
 
 CliOutput UsageError(const std::string& message) {
   CliOutput out;
-  out.json = {{"ok", false},
-              {"error", {{"round", nullptr}, {"move", nullptr}, {"code", "bad_input"},
-                         {"message", message}}}};
+  out.json = {
+      {"ok", false},
+      {"error",
+       {{"round", nullptr}, {"move", nullptr}, {"code", "bad_input"}, {"message", message}}}};
   out.exit_code = 2;
   return out;
 }
@@ -23,13 +24,12 @@ CliOutput UsageError(const std::string& message) {
 // Flags as --name value pairs.
 bool ParseFlags(const std::vector<std::string>& args, std::map<std::string, std::string>* flags,
                 std::string* error) {
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < args.size(); i += 2) {
     if (args[i].rfind("--", 0) != 0 || i + 1 >= args.size()) {
       *error = "bad argument '" + args[i] + "' (flags are --name value)";
       return false;
     }
     (*flags)[args[i].substr(2)] = args[i + 1];
-    ++i;
   }
   return true;
 }
@@ -47,6 +47,12 @@ std::optional<rules::Rules> RulesFlag(const std::string& text, std::string* erro
     return std::nullopt;
   }
   return *r;
+}
+
+// --seed: 1..64 hex digits, left-padded with zeros to 32 bytes.
+std::optional<rules::Seed> SeedFlag(const std::string& hex) {
+  if (hex.empty() || hex.size() > 64) return std::nullopt;
+  return rules::ParseSeed(std::string(64 - hex.size(), '0') + hex);
 }
 
 // splitmix64: the random policy's generator (not the rules' randomness).
@@ -67,10 +73,10 @@ CliOutput DealCommand(const std::vector<std::string>& args) {
   std::map<std::string, std::string> f;
   std::string err;
   if (!ParseFlags(args, &f, &err)) return UsageError(err);
-  auto seed = rules::ParseSeed(f["seed"]);
-  if (!seed) return UsageError("--seed must be 64 hex digits");
-  rules::Rules r = rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden
-                                                       : rules::GameType::kPiles);
+  auto seed = SeedFlag(f["seed"]);
+  if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
+  rules::Rules r =
+      rules::DefaultRules(f.count("hide") ? rules::GameType::kHidden : rules::GameType::kPiles);
   if (f.count("rules")) {
     auto parsed = RulesFlag(f["rules"], &err);
     if (!parsed) return UsageError(err);
@@ -147,8 +153,8 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     return UsageError("--rounds must be a positive integer");
   }
   if (n <= 0) return UsageError("--rounds must be a positive integer");
-  auto seed = rules::ParseSeed(f["seed"]);
-  if (!seed) return UsageError("--seed must be 64 hex digits");
+  auto seed = SeedFlag(f["seed"]);
+  if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   std::string policy = f.count("policy") ? f["policy"] : "random";
   if (policy == "bot") return UsageError("bot policy not built yet");
   if (policy != "random") return UsageError("--policy must be random or bot");

@@ -7,6 +7,7 @@
 // corpus_main.cc in every build.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -19,8 +20,11 @@ using courtpiece::rules::Move;
 using courtpiece::rules::MoveList;
 using courtpiece::rules::Round;
 
-void Require(bool ok) {
-  if (!ok) std::abort();
+void Require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "rules_fuzz: %s\n", what);
+    std::abort();
+  }
 }
 
 void FuzzMoves(const uint8_t* data, size_t size) {
@@ -42,15 +46,24 @@ void FuzzMoves(const uint8_t* data, size_t size) {
       m.type = static_cast<courtpiece::rules::MoveType>(data[i] % 5);
       m.seat = static_cast<uint8_t>((data[i] >> 3) % 4);
       m.value = static_cast<uint8_t>(data[i + 1] % 53);
+      if (m.type == courtpiece::rules::MoveType::kAsk ||
+          m.type == courtpiece::rules::MoveType::kShow) {
+        m.value = 0;  // ignored by the engine; LegalMoves lists 0
+      }
     }
     bool listed = false;
     for (const Move& l : legal) listed |= (l == m);
-    Require((r.Check(m) == courtpiece::rules::ErrorCode::kOk) == listed);
+    if ((r.Check(m) == courtpiece::rules::ErrorCode::kOk) != listed) {
+      std::fprintf(stderr, "move type %d seat %d value %d check %d phase %d turn %d\n", int(m.type),
+                   int(m.seat), int(m.value), int(r.Check(m)), int(r.phase()), r.turn());
+    }
+    Require((r.Check(m) == courtpiece::rules::ErrorCode::kOk) == listed,
+            "Check and LegalMoves agree");
     const std::string before = r.Serialize();
     const bool ok = r.Apply(m).ok();
-    if (!ok) Require(r.Serialize() == before);
+    if (!ok) Require(r.Serialize() == before, "a rejected move changes nothing");
     auto restored = Round::Restore(r.Serialize());
-    Require(restored.ok() && restored->Serialize() == r.Serialize());
+    Require(restored.ok() && restored->Serialize() == r.Serialize(), "state bytes restore exactly");
   }
 }
 
@@ -61,9 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] % 2 == 0) {
     std::string input(reinterpret_cast<const char*>(data + 1), size - 1);
     auto out = courtpiece::rules_cli::Replay(input, std::nullopt);
-    Require(out.exit_code >= 0 && out.exit_code <= 2);
+    Require(out.exit_code >= 0 && out.exit_code <= 2, "exit code");
     auto view = courtpiece::rules_cli::Replay(input, data[0] / 2 % 4);
-    Require(view.exit_code == out.exit_code);
+    Require(view.exit_code == out.exit_code, "view exit code");
   } else {
     FuzzMoves(data + 1, size - 1);
   }

@@ -1,5 +1,6 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/cards.h"
+
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 namespace {
@@ -28,12 +29,6 @@ std::string CardName(Card c) {
 }
 
 std::string SuitName(int suit) { return std::string(1, kSuits[suit & 3]); }
-
-Card CardSet::Nth(int n) const {
-  uint64_t b = bits_;
-  for (int i = 0; i < n; ++i) b &= b - 1;
-  return static_cast<Card>(std::countr_zero(b));
-}
 
 std::string CardSetText(CardSet s) {
   std::string out;

@@ -1,10 +1,11 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/deal.h"
 
 #include <sodium.h>
 
 #include <cassert>
 #include <numeric>
+
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 namespace {
@@ -106,9 +107,17 @@ std::array<uint8_t, 32> Commitment(const Seed& seed) {
   return out;
 }
 
-SeedStream::SeedStream(const Seed& seed) : seed_(seed) {}
+SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_(offset) {
+  if (offset % buf_.size() != 0) {  // resume mid-buffer: fill from the buffer's start
+    offset_ = offset - offset % buf_.size();
+    Refill();
+    pos_ = static_cast<int>(offset % buf_.size());
+    offset_ = offset;
+  }
+}
 
 void SeedStream::Refill() {
+  EnsureSodium();
   std::array<uint8_t, 256> zeros{};
   crypto_stream_chacha20_ietf_xor_ic(buf_.data(), zeros.data(), buf_.size(), kNonce,
                                      static_cast<uint32_t>(offset_ / 64), seed_.data());
@@ -147,23 +156,35 @@ bool IsOneSided(const std::array<CardSet, 4>& hands, int trump) {
   return false;
 }
 
-Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness) {
+Shuffle ShuffleFromSeed(const Seed& seed, bool fairness) {
   EnsureSodium();
   SeedStream stream(seed);
-  Deal d;
+  Shuffle sh;
   const int draw = stream.Uniform(7);
-  d.check_applies = fairness && draw < 5;
-  std::array<Card, 52> deck{};
-  std::iota(deck.begin(), deck.end(), Card{0});
-  for (int i = 51; i >= 1; --i) std::swap(deck[i], deck[stream.Uniform(i + 1)]);
+  sh.check_applies = fairness && draw < 5;
+  std::iota(sh.deck.begin(), sh.deck.end(), Card{0});
+  for (int i = 51; i >= 1; --i) std::swap(sh.deck[i], sh.deck[stream.Uniform(i + 1)]);
+  sh.stream_offset = stream.offset();
+  return sh;
+}
+
+Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int trump) {
+  Deal d;
+  d.check_applies = shuffle.check_applies;
+  std::array<Card, 52> deck = shuffle.deck;
   Assign(deck, caller, &d);
   if (!d.check_applies || FirstPacketsOneSided(deck, caller, trump)) return d;
+  SeedStream stream(seed, shuffle.stream_offset);
   while (d.reshuffles < kMaxReshuffles && IsOneSided(Masks(d), trump)) {
     for (int i = 31; i >= 1; --i) std::swap(deck[20 + i], deck[20 + stream.Uniform(i + 1)]);
     Assign(deck, caller, &d);
     ++d.reshuffles;
   }
   return d;
+}
+
+Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness) {
+  return DealFromShuffle(seed, ShuffleFromSeed(seed, fairness), caller, trump);
 }
 
 }  // namespace courtpiece::rules

@@ -34,6 +34,17 @@ TEST(Deal, StreamIsRandombytesBufDeterministic) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(s.NextByte(), want[i]) << i;
 }
 
+TEST(Deal, StreamResumesAtAnyOffset) {
+  ASSERT_GE(sodium_init(), 0);
+  Seed seed = SeedOf(77);
+  std::vector<uint8_t> want(2048);
+  randombytes_buf_deterministic(want.data(), want.size(), seed.data());
+  for (uint64_t offset : {0, 1, 63, 64, 200, 255, 256, 257, 1000, 1024}) {
+    SeedStream s(seed, offset);
+    for (uint64_t i = offset; i < 2048; ++i) ASSERT_EQ(s.NextByte(), want[i]) << offset;
+  }
+}
+
 TEST(Deal, UniformRejectsTheBiasedTail) {
   // n = 52: bytes 208..255 are rejected.
   Seed seed = SeedOf(9);
@@ -125,32 +136,27 @@ TEST(Deal, OneSidedConditions) {
     return h;
   };
   // Balanced: 8 honours each side, two aces each, no 7-card suit.
-  auto fair = hands_of({"AS KS QC JC 2D 3D 4D 5D 6H 7H 8H 9H TS",
-                        "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TH",
-                        "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TD",
-                        "AC KC QD JD 2H 3H 4H 5H 6D 7D 8D 9D TC"});
+  auto fair = hands_of(
+      {"AS KS QC JC 2D 3D 4D 5D 6H 7H 8H 9H TS", "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TH",
+       "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TD", "AC KC QD JD 2H 3H 4H 5H 6D 7D 8D 9D TC"});
   EXPECT_FALSE(IsOneSided(fair, -1));
   EXPECT_FALSE(IsOneSided(fair, 3));
-  auto seven = hands_of({"AS KS QC JC 2D 3D 4D 5D 6D 7D 8D 9H TH",
-                         "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TS",
-                         "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TC",
-                         "AC KC QD JD 2H 3H 4H 5H 6H 7H 8H 9D TD"});
+  auto seven = hands_of(
+      {"AS KS QC JC 2D 3D 4D 5D 6D 7D 8D 9H TH", "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TS",
+       "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TC", "AC KC QD JD 2H 3H 4H 5H 6H 7H 8H 9D TD"});
   EXPECT_TRUE(IsOneSided(seven, -1));  // seat 0 holds seven diamonds
-  auto nine = hands_of({"AS KS QC JC JD 3D 4D 5D 6H 7H 8H 9H TS",
-                        "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TH",
-                        "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TD",
-                        "AC KC QD 2D 2H 3H 4H 5H 6D 7D 8D 9D TC"});
+  auto nine = hands_of(
+      {"AS KS QC JC JD 3D 4D 5D 6H 7H 8H 9H TS", "AH KH QS JS 2C 3C 4C 5C 6S 7S 8S 9S TH",
+       "AD KD QH JH 2S 3S 4S 5S 6C 7C 8C 9C TD", "AC KC QD 2D 2H 3H 4H 5H 6D 7D 8D 9D TC"});
   EXPECT_TRUE(IsOneSided(nine, -1));  // team 0 holds 9 of the 16 honours
-  auto aces = hands_of({"AS AC QC JC 2D 3D 4D 5D 6H 7H 8H 9S TS",
-                        "KS KH QS JS 2C 3C 4C 5C 6S 7S 8S 9H TH",
-                        "AD AH QH JH 2S 3S 4S 5S 6C 7C 8C 9D TD",
-                        "KC KD QD JD 2H 3H 4H 5H 6D 7D 8D 9C TC"});
+  auto aces = hands_of(
+      {"AS AC QC JC 2D 3D 4D 5D 6H 7H 8H 9S TS", "KS KH QS JS 2C 3C 4C 5C 6S 7S 8S 9H TH",
+       "AD AH QH JH 2S 3S 4S 5S 6C 7C 8C 9D TD", "KC KD QD JD 2H 3H 4H 5H 6D 7D 8D 9C TC"});
   EXPECT_TRUE(IsOneSided(aces, -1));  // 8-8 honours but team 0 holds all four aces
   // Ten trumps: team 1 holds ten hearts (five each), otherwise balanced.
-  auto trumps = hands_of({"4H 3H 2H QS JS 5S 6S 7S AC KC 6D 7D 8D",
-                          "AH QH TH 8H 6H AS KS 2S 3S 4S 2C 3C 4C",
-                          "8S 9S TS JC 7C 8C 9C TC AD KD QD 9D TD",
-                          "KH JH 9H 7H 5H QC JD 2D 3D 4D 5D 5C 6C"});
+  auto trumps = hands_of(
+      {"4H 3H 2H QS JS 5S 6S 7S AC KC 6D 7D 8D", "AH QH TH 8H 6H AS KS 2S 3S 4S 2C 3C 4C",
+       "8S 9S TS JC 7C 8C 9C TC AD KD QD 9D TD", "KH JH 9H 7H 5H QC JD 2D 3D 4D 5D 5C 6C"});
   EXPECT_FALSE(IsOneSided(trumps, -1));
   EXPECT_FALSE(IsOneSided(trumps, 3));
   EXPECT_TRUE(IsOneSided(trumps, 2));

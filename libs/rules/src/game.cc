@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/game.h"
 
 #include <cassert>
+
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 

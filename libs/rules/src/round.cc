@@ -1,9 +1,10 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/round.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 namespace {
@@ -66,13 +67,20 @@ std::string Describe(ErrorCode code, const Move& m, const Round& r) {
 
 absl::string_view ResultKindName(ResultKind kind) {
   switch (kind) {
-    case ResultKind::kNormal: return "normal";
-    case ResultKind::kCourt: return "court";
-    case ResultKind::kGoonCourt: return "goon_court";
-    case ResultKind::kKot: return "kot";
-    case ResultKind::kFourPoint: return "four_point";
-    case ResultKind::kSixPoint: return "six_point";
-    case ResultKind::kDraw: return "draw";
+    case ResultKind::kNormal:
+      return "normal";
+    case ResultKind::kCourt:
+      return "court";
+    case ResultKind::kGoonCourt:
+      return "goon_court";
+    case ResultKind::kKot:
+      return "kot";
+    case ResultKind::kFourPoint:
+      return "four_point";
+    case ResultKind::kSixPoint:
+      return "six_point";
+    case ResultKind::kDraw:
+      return "draw";
   }
   return "?";
 }
@@ -111,22 +119,23 @@ Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
   r.seeded_ = true;
   r.seed_ = seed;
   r.turn_ = r.caller_;
+  r.shuffle_ = ShuffleFromSeed(seed, rules.deal_fairness);
   if (!rules.HasCall()) {
     r.DealRest();
     r.StartPlay();
     return r;
   }
-  // The first packets come from the first shuffle, whatever the trump will be.
-  Deal d = DealFromSeed(seed, r.caller_, -1, /*fairness=*/false);
-  for (int s = 0; s < 4; ++s) {
-    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(d.hands[s][i]);
+  // The first packets come from the shuffle, whatever the trump will be.
+  for (int k = 0; k < 4; ++k) {
+    const int s = (r.caller_ + k) % 4;
+    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(r.shuffle_.deck[5 * k + i]);
     r.hand_[s] = r.dealt_[s] = r.first_five_[s];
   }
   return r;
 }
 
 void Round::DealRest() {
-  Deal d = DealFromSeed(seed_, caller_, trump_, rules_.deal_fairness);
+  Deal d = DealFromShuffle(seed_, shuffle_, caller_, trump_);
   for (int s = 0; s < 4; ++s) {
     CardSet h, f;
     for (int i = 0; i < 13; ++i) {
@@ -158,8 +167,7 @@ ErrorCode Round::Check(const Move& m) const {
   if (m.seat > 3) return ErrorCode::kNotYourTurn;
   const bool hidden = rules_.game == GameType::kHidden;
   if (m.type == MoveType::kCall) {
-    if (!rules_.HasCall() || hidden || phase_ != Phase::kCall || m.seat != caller_ ||
-        m.value > 3) {
+    if (!rules_.HasCall() || hidden || phase_ != Phase::kCall || m.seat != caller_ || m.value > 3) {
       return ErrorCode::kBadCall;
     }
     return ErrorCode::kOk;
@@ -280,20 +288,17 @@ int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace)
 
 int Round::TrickWinner() const {
   const int led = SuitOf(cur_.cards[0]);
-  int best = -1, best_i = 0;
+  // Branch-free max over (strength * 4 + position): strengths never tie among winners.
+  int best = 0;
   for (int i = 0; i < 4; ++i) {
     const int seat = (cur_.leader + i) % 4;
     const Card c = cur_.cards[i];
     const bool low_ace =
         rules_.game == GameType::kStack && marker_ == seat && RankOf(c) == kAceRank;
-    const int s =
-        Strength(c, led, (cur_.trump >> i) & 1, (cur_.face_down >> i) & 1, low_ace);
-    if (s > best) {
-      best = s;
-      best_i = i;
-    }
+    const int s = Strength(c, led, (cur_.trump >> i) & 1, (cur_.face_down >> i) & 1, low_ace);
+    best = std::max(best, s * 4 + i);
   }
-  return (cur_.leader + best_i) % 4;
+  return (cur_.leader + (best & 3)) % 4;
 }
 
 void Round::ResolveTrick() {
@@ -358,8 +363,10 @@ void Round::CheckEnd() {
       const int hi = won_[0] > won_[1] ? 0 : 1;
       const int a = won_[hi], b = won_[1 - hi];
       if (rules_.court_bonus == CourtBonus::kKot) {
-        if (a >= 7 && b >= 1) Finish(hi, ResultKind::kNormal, 1);
-        else if (a == 13) Finish(hi, ResultKind::kKot, rules_.kot_points);
+        if (a >= 7 && b >= 1)
+          Finish(hi, ResultKind::kNormal, 1);
+        else if (a == 13)
+          Finish(hi, ResultKind::kKot, rules_.kot_points);
       } else if (a >= 7) {
         if (b == 0 && rules_.court_bonus == CourtBonus::kCourt) {
           Finish(hi, ResultKind::kCourt, 2);
@@ -441,10 +448,33 @@ int Round::NextCaller() const {
   return (caller_ + 1) % 4;
 }
 
+CardSet Round::PlayableCards() const {
+  if (phase_ != Phase::kPlay) return CardSet();
+  const int seat = turn_;
+  if (CallerAutoShow(seat)) return CardSet::Of(static_cast<Card>(hidden_card_));
+  const CardSet h = hand_[seat];
+  if (cur_n_ == 0) return h;
+  const CardSet follow = h.InSuit(SuitOf(cur_.cards[0]));
+  if (!follow.empty()) return follow;
+  if (must_trump_ && h.HasSuit(trump_)) return h.InSuit(trump_);
+  return h;
+}
+
+bool Round::CanAsk() const {
+  if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
+  return turn_ != caller_ && cur_n_ > 0 && !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+}
+
+bool Round::CanShow() const {
+  if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
+  if (turn_ != caller_) return false;
+  if (cur_n_ == 0) return num_tricks_ > 0;
+  return !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+}
+
 void Round::LegalMoves(MoveList* out) const {
-  out->size = 0;
-  if (phase_ == Phase::kOver) return;
   if (phase_ == Phase::kCall) {
+    out->size = 0;
     if (rules_.game == GameType::kHidden) {
       for (Card c : first_five_[caller_]) out->Push(Move::Hide(caller_, c));
     } else {
@@ -452,30 +482,15 @@ void Round::LegalMoves(MoveList* out) const {
     }
     return;
   }
-  const int seat = turn_;
-  if (CallerAutoShow(seat)) {
-    out->Push(Move::Play(seat, static_cast<Card>(hidden_card_)));
-    out->Push(Move::Show(seat));
-    return;
+  int n = 0;
+  Move* moves = out->moves.data();
+  const uint8_t seat = turn_;
+  for (Card c : PlayableCards()) moves[n++] = Move{MoveType::kPlay, seat, c};
+  if (rules_.game == GameType::kHidden) {
+    if (CanAsk()) moves[n++] = Move::Ask(seat);
+    if (CanShow()) moves[n++] = Move::Show(seat);
   }
-  const CardSet h = hand_[seat];
-  const bool leading = cur_n_ == 0;
-  const int led = leading ? -1 : SuitOf(cur_.cards[0]);
-  const bool can_follow = !leading && h.HasSuit(led);
-  CardSet playable = h;
-  if (can_follow) {
-    playable = h.InSuit(led);
-  } else if (must_trump_ && h.HasSuit(trump_)) {
-    playable = h.InSuit(trump_);
-  }
-  for (Card c : playable) out->Push(Move::Play(seat, c));
-  if (rules_.game == GameType::kHidden && !shown_) {
-    if (seat == caller_) {
-      if ((leading && num_tricks_ > 0) || (!leading && !can_follow)) out->Push(Move::Show(seat));
-    } else if (!leading && !can_follow) {
-      out->Push(Move::Ask(seat));
-    }
-  }
+  out->size = n;
 }
 
 SeatView Round::View(int seat) const {

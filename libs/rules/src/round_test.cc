@@ -24,16 +24,15 @@ const std::vector<std::string> kSevenToCaller = {
     "1: KH 5H 6H 7H", "1: QH 8H 9H TH", "1: AD 2D 3D 4D"};
 
 TEST(Common, CallerIsSeatAfterDealerAndLeads) {
-  Round r = *Round::FromHands(R({{"game", "classic"}}), 3,
-                               testing::ScriptHands(RunOfSuit(0, kS)));
+  Round r = *Round::FromHands(R({{"game", "classic"}}), 3, testing::ScriptHands(RunOfSuit(0, kS)));
   EXPECT_EQ(r.caller(), 0);
   EXPECT_EQ(r.phase(), Phase::kCall);
   EXPECT_EQ(Code(r, Move::Call(1, kS)), ErrorCode::kBadCall);  // not the caller
   EXPECT_EQ(Code(r, Move::Play(1, C("2H"))), ErrorCode::kNotYourTurn);
   EXPECT_EQ(Code(r, Move::Play(0, C("AS"))), ErrorCode::kBadCall);  // call first
-  EXPECT_EQ(Code(r, Move::Call(0, 7)), ErrorCode::kBadCall);       // not a suit
+  EXPECT_EQ(Code(r, Move::Call(0, 7)), ErrorCode::kBadCall);        // not a suit
   EXPECT_EQ(Code(r, Move::Hide(0, C("AS"))), ErrorCode::kBadCall);  // no hide here
-  ASSERT_TRUE(r.Apply(Move::Call(0, kD)).ok());  // any suit, held or not
+  ASSERT_TRUE(r.Apply(Move::Call(0, kD)).ok());                     // any suit, held or not
   EXPECT_EQ(r.trump(), kD);
   EXPECT_EQ(r.turn(), 0);
   EXPECT_EQ(Code(r, Move::Call(0, kS)), ErrorCode::kBadCall);  // not expected now
@@ -127,8 +126,8 @@ TEST(Piles, PickupsCourtAndPartnerCalls) {
   ASSERT_TRUE(r.over());
   std::vector<std::pair<int, int>> got;
   for (const Pickup& p : r.pickups()) got.push_back({p.trick, p.count});
-  EXPECT_EQ(got, (std::vector<std::pair<int, int>>{{3, 3}, {5, 2}, {7, 2}, {9, 2}, {11, 2},
-                                                   {13, 2}}));
+  EXPECT_EQ(got,
+            (std::vector<std::pair<int, int>>{{3, 3}, {5, 2}, {7, 2}, {9, 2}, {11, 2}, {13, 2}}));
   EXPECT_EQ(r.result().kind, ResultKind::kCourt);
   EXPECT_EQ(r.result().points, 2);
   EXPECT_EQ(r.NextCaller(), 3);  // caller + 2 after all 13
@@ -146,8 +145,8 @@ TEST(Piles, GoonCourt) {
   // Seat 2 (team 0) holds every spade; seat 1 calls spades and leads.
   std::vector<std::string> t = {"1: 2H AS 2D 2C"};
   for (int i = 0; i < 12; ++i) {
-    t.push_back("2: " + CardName(MakeCard(kS, 11 - i)) + " " + CardName(MakeCard(kD, 1 + i)) +
-                " " + CardName(MakeCard(kC, 1 + i)) + " " + CardName(MakeCard(kH, 1 + i)));
+    t.push_back("2: " + CardName(MakeCard(kS, 11 - i)) + " " + CardName(MakeCard(kD, 1 + i)) + " " +
+                CardName(MakeCard(kC, 1 + i)) + " " + CardName(MakeCard(kH, 1 + i)));
   }
   Round r = RunScript(R({{"game", "piles"}}), 0, {Move::Call(1, kS)}, t);
   ASSERT_TRUE(r.over());
@@ -169,8 +168,8 @@ TEST(Piles, PartnerWinDoesNotCount) {
 
 TEST(Piles, AceOfClubsAceOfSpadesThenKing) {  // seed 000
   std::vector<std::string> t = {"1: AC 2C 3C 4C", "1: AS 2S 3S 4S", "1: KC 5C 6C 7C"};
-  Round r = RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0,
-                      {Move::Call(1, kS)}, t);
+  Round r =
+      RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0, {Move::Call(1, kS)}, t);
   ASSERT_EQ(r.pickups().size(), 1u);
   EXPECT_EQ(r.pickups()[0].trick, 3);
   EXPECT_EQ(r.pickups()[0].count, 3);
@@ -179,8 +178,8 @@ TEST(Piles, AceOfClubsAceOfSpadesThenKing) {  // seed 000
 TEST(Piles, AceCannotWinPileButCountsInTheRun) {
   std::vector<std::string> t = {"1: KC 2C 3C 4C", "1: KS 2S 3S 4S", "1: AC 5C 6C 7C",
                                 "1: QC 8C 9C TC"};
-  Round with = RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0,
-                         {Move::Call(1, kS)}, t);
+  Round with =
+      RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0, {Move::Call(1, kS)}, t);
   ASSERT_EQ(with.pickups().size(), 1u);
   EXPECT_EQ(with.pickups()[0].trick, 4);
   EXPECT_EQ(with.pickups()[0].count, 4);
@@ -196,8 +195,8 @@ TEST(Piles, LastTrickTakesTheRestEvenWithAnAce) {
     t.push_back("1: " + CardName(MakeCard(kS, i)) + " " + CardName(MakeCard(kH, i)) + " " +
                 CardName(MakeCard(kD, i)) + " " + CardName(MakeCard(kC, i)));
   }
-  Round r = RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0,
-                      {Move::Call(1, kS)}, t);
+  Round r =
+      RunScript(R({{"game", "piles"}, {"ace_cannot_win_pile", true}}), 0, {Move::Call(1, kS)}, t);
   ASSERT_TRUE(r.over());
   EXPECT_EQ(r.pickups().back().trick, 13);
   EXPECT_EQ(r.count(), (std::array<int, 2>{0, 13}));
@@ -248,8 +247,8 @@ TEST(Piles, FourPointAndSixPoint) {
   Round not_six = RunScript(R({{"game", "piles"}, {"last_card", "2S"}, {"six_point", true}}), 0,
                             {Move::Call(1, kS)}, RunOfSuit(1, kS));
   EXPECT_EQ(not_six.result().kind, ResultKind::kFourPoint);
-  Round other_card = RunScript(R({{"game", "piles"}, {"last_card", "3S"}}), 0,
-                               {Move::Call(1, kS)}, RunOfSuit(1, kS));
+  Round other_card = RunScript(R({{"game", "piles"}, {"last_card", "3S"}}), 0, {Move::Call(1, kS)},
+                               RunOfSuit(1, kS));
   EXPECT_EQ(other_card.result().kind, ResultKind::kCourt);
 }
 
@@ -261,8 +260,8 @@ TEST(Piles, SixPointNeedsPartnerCardUnbeaten) {
       "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS", "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD"};
   std::vector<std::string> t = {"1: AC 2S 2D 2C"};
   for (int i = 0; i < 11; ++i) {
-    t.push_back("1: " + CardName(MakeCard(kC, 11 - i)) + " " + CardName(MakeCard(kS, 1 + i)) +
-                " " + CardName(MakeCard(kD, 1 + i)) + " " + CardName(MakeCard(kH, i)));
+    t.push_back("1: " + CardName(MakeCard(kC, 11 - i)) + " " + CardName(MakeCard(kS, 1 + i)) + " " +
+                CardName(MakeCard(kD, 1 + i)) + " " + CardName(MakeCard(kH, i)));
   }
   t.push_back("1: AH AS AD KH");
   Round r = RunHands(R({{"game", "piles"}, {"last_card", "AH"}, {"six_point", true}}), 0, hands,
@@ -328,7 +327,8 @@ TEST(Hidden, NoTrumpPowerBeforeShownAndFaceDownThrows) {
   ASSERT_TRUE(r.Apply(Move::Play(2, C("5C"))).ok());
   EXPECT_EQ(r.tricks()[3].winner, 3);  // trump led: cards compete by rank
   EXPECT_EQ(r.pickups().size(), 0u);   // the show trick is only the first fresh win
-  for (const char* c : {"7S", "5H", "7D", "6C"}) ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
+  for (const char* c : {"7S", "5H", "7D", "6C"})
+    ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
   ASSERT_EQ(r.pickups().size(), 1u);
   EXPECT_EQ(r.pickups()[0].trick, 5);
   EXPECT_EQ(r.pickups()[0].seat, 3);
@@ -354,7 +354,8 @@ TEST(Hidden, AskShowsTrumpAndAskerMustPlayTrump) {
   EXPECT_EQ(Code(r, Move::Ask(0)), ErrorCode::kCannotAsk);
   ASSERT_TRUE(r.Apply(Move::Play(0, C("3H"))).ok());
   EXPECT_EQ(r.tricks()[1].winner, 3);  // shown before it was played: a trump
-  for (const char* c : {"5S", "4H", "2S", "4C"}) ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
+  for (const char* c : {"5S", "4H", "2S", "4C"})
+    ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
   ASSERT_EQ(r.pickups().size(), 1u);
   EXPECT_EQ(r.pickups()[0].trick, 3);
   EXPECT_EQ(r.pickups()[0].count, 3);
@@ -383,8 +384,8 @@ TEST(Hidden, CallerWithOnlyTheFaceDownCardShowsAndPlaysIt) {
       "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC", "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD"};
   std::vector<std::string> t = {"1: AH 2C 2D 2H"};
   for (int i = 0; i < 11; ++i) {
-    t.push_back("1: " + CardName(MakeCard(kH, 11 - i)) + " " + CardName(MakeCard(kC, 1 + i)) +
-                " " + CardName(MakeCard(kD, 1 + i)) + " " + CardName(MakeCard(kS, 1 + i)));
+    t.push_back("1: " + CardName(MakeCard(kH, 11 - i)) + " " + CardName(MakeCard(kC, 1 + i)) + " " +
+                CardName(MakeCard(kD, 1 + i)) + " " + CardName(MakeCard(kS, 1 + i)));
   }
   Round r = RunHands(R({{"game", "hidden"}}), 0, hands, {Move::Hide(1, C("2S"))}, t);
   EXPECT_EQ(r.completed_tricks(), 12);
@@ -414,7 +415,8 @@ TEST(Kaat, FirstCutSetsTrumpAndCountsInItsTrick) {
   EXPECT_EQ(r.phase(), Phase::kPlay);  // no call
   EXPECT_EQ(r.turn(), 1);
   EXPECT_EQ(Code(r, Move::Call(1, kS)), ErrorCode::kBadCall);
-  for (const char* c : {"AH", "2H", "2S", "2C"}) ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
+  for (const char* c : {"AH", "2H", "2S", "2C"})
+    ASSERT_TRUE(r.Apply(Move::Play(r.turn(), C(c))).ok());
   EXPECT_EQ(r.trump(), kS);
   EXPECT_EQ(r.trump_set_event().trick, 1);
   EXPECT_EQ(r.trump_set_event().seat, 3);
@@ -429,8 +431,8 @@ TEST(Kaat, CourtIsJudgedByTheTeamThatSetTrump) {
   // Seat 2 sets trump hearts on trick 1 and its team takes all 13: a Court.
   std::vector<std::string> t = {"1: AS 2H 2D 2C"};
   for (int i = 0; i < 12; ++i) {
-    t.push_back("2: " + CardName(MakeCard(kH, 12 - i)) + " " + CardName(MakeCard(kD, 1 + i)) +
-                " " + CardName(MakeCard(kC, 1 + i)) + " " + CardName(MakeCard(kS, 11 - i)));
+    t.push_back("2: " + CardName(MakeCard(kH, 12 - i)) + " " + CardName(MakeCard(kD, 1 + i)) + " " +
+                CardName(MakeCard(kC, 1 + i)) + " " + CardName(MakeCard(kS, 11 - i)));
   }
   Round court = RunScript(rules, 0, {}, t);
   ASSERT_TRUE(court.over());
@@ -443,8 +445,8 @@ TEST(Kaat, CourtIsJudgedByTheTeamThatSetTrump) {
       "2D KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H", "3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD AH"};
   std::vector<std::string> g = {"1: AS 2D 3D 2C"};
   for (int i = 0; i < 11; ++i) {
-    g.push_back("3: " + CardName(MakeCard(kD, 12 - i)) + " " + CardName(MakeCard(kC, 1 + i)) +
-                " " + CardName(MakeCard(kS, 11 - i)) + " " + CardName(MakeCard(kH, 11 - i)));
+    g.push_back("3: " + CardName(MakeCard(kD, 12 - i)) + " " + CardName(MakeCard(kC, 1 + i)) + " " +
+                CardName(MakeCard(kS, 11 - i)) + " " + CardName(MakeCard(kH, 11 - i)));
   }
   g.push_back("3: AH AC 2S 2H");
   Round goon = RunHands(rules, 0, hands, {}, g);
@@ -500,9 +502,9 @@ TEST(Stack, MarkedPlayersTrumpAceIsTheLowestTrump) {
 
 TEST(Stack, TargetReachedAtOnceEndsGame) {
   const Rules rules = R({{"game", "stack"}, {"target", 5}});
-  Round r = RunScript(rules, 0, {Move::Call(1, kS)},
-                      {"1: AH 2H 3H 4H", "1: 5H KH 6H 7H", "2: KD 2D 3D 4D", "2: QD 5D 6D 7D",
-                       "2: JD 8D 9D TD"});
+  Round r = RunScript(
+      rules, 0, {Move::Call(1, kS)},
+      {"1: AH 2H 3H 4H", "1: 5H KH 6H 7H", "2: KD 2D 3D 4D", "2: QD 5D 6D 7D", "2: JD 8D 9D TD"});
   ASSERT_TRUE(r.over());
   EXPECT_EQ(r.result().winner, 0);
   EXPECT_EQ(r.result().points, 5);

@@ -1,17 +1,16 @@
-#include "absl/strings/string_view.h"
 #include "courtpiece/rules/rules.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/errors.h"
 
 namespace courtpiece::rules {
 namespace {
 
 absl::Status Bad(absl::string_view option, absl::string_view allowed) {
-  return MakeError(ErrorCode::kBadRules,
-                   absl::StrCat("option '", option, "' must be ", allowed));
+  return MakeError(ErrorCode::kBadRules, absl::StrCat("option '", option, "' must be ", allowed));
 }
 
 bool AppliesTo(absl::string_view option, const Rules& r) {
@@ -58,10 +57,14 @@ absl::Status ParseOne(absl::string_view name, const OptionValue& v, Rules* r) {
   if (name == "court_bonus") {
     constexpr absl::string_view kAllowed = "one of \"none\", \"court\", \"kot\"";
     if (s == nullptr) return Bad(name, kAllowed);
-    if (*s == "none") r->court_bonus = CourtBonus::kNone;
-    else if (*s == "court") r->court_bonus = CourtBonus::kCourt;
-    else if (*s == "kot") r->court_bonus = CourtBonus::kKot;
-    else return Bad(name, kAllowed);
+    if (*s == "none")
+      r->court_bonus = CourtBonus::kNone;
+    else if (*s == "court")
+      r->court_bonus = CourtBonus::kCourt;
+    else if (*s == "kot")
+      r->court_bonus = CourtBonus::kKot;
+    else
+      return Bad(name, kAllowed);
     return absl::OkStatus();
   }
   if (name == "kot_points") {
@@ -70,9 +73,12 @@ absl::Status ParseOne(absl::string_view name, const OptionValue& v, Rules* r) {
   if (name == "pile") {
     constexpr absl::string_view kAllowed = "one of \"3-2-2\", \"5-3-3\"";
     if (s == nullptr) return Bad(name, kAllowed);
-    if (*s == "3-2-2") r->pile = PileSizes::k322;
-    else if (*s == "5-3-3") r->pile = PileSizes::k533;
-    else return Bad(name, kAllowed);
+    if (*s == "3-2-2")
+      r->pile = PileSizes::k322;
+    else if (*s == "5-3-3")
+      r->pile = PileSizes::k533;
+    else
+      return Bad(name, kAllowed);
     return absl::OkStatus();
   }
   if (name == "ace_cannot_win_pile") return ParseBool(v, name, &r->ace_cannot_win_pile);
@@ -118,20 +124,28 @@ absl::Status ParseOne(absl::string_view name, const OptionValue& v, Rules* r) {
 
 absl::string_view GameTypeName(GameType game) {
   switch (game) {
-    case GameType::kClassic: return "classic";
-    case GameType::kPiles: return "piles";
-    case GameType::kHidden: return "hidden";
-    case GameType::kKaat: return "kaat";
-    case GameType::kStack: return "stack";
+    case GameType::kClassic:
+      return "classic";
+    case GameType::kPiles:
+      return "piles";
+    case GameType::kHidden:
+      return "hidden";
+    case GameType::kKaat:
+      return "kaat";
+    case GameType::kStack:
+      return "stack";
   }
   return "?";
 }
 
 absl::string_view CourtBonusName(CourtBonus b) {
   switch (b) {
-    case CourtBonus::kNone: return "none";
-    case CourtBonus::kCourt: return "court";
-    case CourtBonus::kKot: return "kot";
+    case CourtBonus::kNone:
+      return "none";
+    case CourtBonus::kCourt:
+      return "court";
+    case CourtBonus::kKot:
+      return "kot";
   }
   return "?";
 }
@@ -152,8 +166,8 @@ absl::StatusOr<Rules> ParseRules(const OptionMap& options) {
   for (const auto& [name, value] : options) {
     if (name == "game") continue;
     static constexpr absl::string_view kKnown[] = {
-        "court_bonus", "kot_points", "pile",   "ace_cannot_win_pile", "last_card",
-        "six_point",   "target",     "deal_fairness"};
+        "court_bonus", "kot_points", "pile",   "ace_cannot_win_pile",
+        "last_card",   "six_point",  "target", "deal_fairness"};
     bool known = false;
     for (auto k : kKnown) known |= (k == name);
     if (!known) {
@@ -164,9 +178,9 @@ absl::StatusOr<Rules> ParseRules(const OptionMap& options) {
                                     "deal_fairness"));
     }
     if (!AppliesTo(name, r)) {
-      return MakeError(ErrorCode::kBadRules,
-                       absl::StrCat("option '", name, "' does not apply to game '",
-                                    GameTypeName(r.game), "'"));
+      return MakeError(
+          ErrorCode::kBadRules,
+          absl::StrCat("option '", name, "' does not apply to game '", GameTypeName(r.game), "'"));
     }
     st = ParseOne(name, value, &r);
     if (!st.ok()) return st;

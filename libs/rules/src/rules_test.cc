@@ -42,6 +42,18 @@ TEST(Cards, ParseAndName) {
   EXPECT_EQ((~s).size(), 50);
 }
 
+TEST(Cards, NthMatchesIteration) {
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int k = 0; k < 20000; ++k) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    CardSet s(x & CardSet::Deck().bits());
+    int i = 0;
+    for (Card c : s) ASSERT_EQ(s.Nth(i++), c);
+  }
+}
+
 TEST(Errors, NamesAreReplayCodes) {
   EXPECT_EQ(ErrorCodeName(ErrorCode::kMustFollowSuit), "must_follow_suit");
   EXPECT_EQ(ErrorCodeName(ErrorCode::kMissingMoves), "missing_moves");
@@ -72,13 +84,16 @@ TEST(Rules, Defaults) {
 }
 
 TEST(Rules, EveryOptionInRange) {
-  EXPECT_TRUE(Parse({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{2}}}).ok());
-  EXPECT_TRUE(Parse({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{10}}}).ok());
+  EXPECT_TRUE(
+      Parse({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{2}}}).ok());
+  EXPECT_TRUE(
+      Parse({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{10}}}).ok());
   EXPECT_TRUE(Parse({{"game", "classic"}, {"court_bonus", "none"}, {"target", int64_t{1}}}).ok());
   EXPECT_TRUE(Parse({{"game", "classic"}, {"target", int64_t{100}}}).ok());
   EXPECT_TRUE(Parse({{"game", "piles"}, {"pile", "5-3-3"}, {"target", int64_t{100}}}).ok());
   EXPECT_TRUE(Parse({{"game", "hidden"}, {"last_card", "AS"}, {"six_point", true}}).ok());
-  EXPECT_TRUE(Parse({{"game", "kaat"}, {"last_card", nullptr}, {"ace_cannot_win_pile", true}}).ok());
+  EXPECT_TRUE(
+      Parse({{"game", "kaat"}, {"last_card", nullptr}, {"ace_cannot_win_pile", true}}).ok());
   EXPECT_TRUE(Parse({{"game", "piles"}, {"last_card", "none"}}).ok());
   for (int64_t t : {5, 7, 9}) EXPECT_TRUE(Parse({{"game", "stack"}, {"target", t}}).ok());
   EXPECT_TRUE(Parse({{"game", "stack"}, {"deal_fairness", false}}).ok());
@@ -87,20 +102,27 @@ TEST(Rules, EveryOptionInRange) {
 TEST(Rules, BadValuesNameTheOptionAndAllowedValues) {
   ExpectBad({}, "option 'game' must be one of");
   ExpectBad({{"game", "bridge"}}, "\"classic\", \"piles\", \"hidden\", \"kaat\", \"stack\"");
-  ExpectBad({{"game", "classic"}, {"court_bonus", "double"}}, "'court_bonus' must be one of \"none\", \"court\", \"kot\"");
-  ExpectBad({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{1}}}, "'kot_points' must be an integer from 2 to 10");
-  ExpectBad({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{11}}}, "kot_points");
+  ExpectBad({{"game", "classic"}, {"court_bonus", "double"}},
+            "'court_bonus' must be one of \"none\", \"court\", \"kot\"");
+  ExpectBad({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{1}}},
+            "'kot_points' must be an integer from 2 to 10");
+  ExpectBad({{"game", "classic"}, {"court_bonus", "kot"}, {"kot_points", int64_t{11}}},
+            "kot_points");
   ExpectBad({{"game", "classic"}, {"kot_points", int64_t{4}}}, "court_bonus \"kot\"");
-  ExpectBad({{"game", "classic"}, {"target", int64_t{0}}}, "'target' must be an integer from 1 to 100");
+  ExpectBad({{"game", "classic"}, {"target", int64_t{0}}},
+            "'target' must be an integer from 1 to 100");
   ExpectBad({{"game", "classic"}, {"target", int64_t{101}}}, "target");
   ExpectBad({{"game", "classic"}, {"target", 5.5}}, "target");
   ExpectBad({{"game", "piles"}, {"target", int64_t{9}}}, "from 10 to 100");
   ExpectBad({{"game", "stack"}, {"target", int64_t{6}}}, "5, 7 or 9");
   ExpectBad({{"game", "piles"}, {"pile", "3-3-3"}}, "\"3-2-2\", \"5-3-3\"");
-  ExpectBad({{"game", "piles"}, {"ace_cannot_win_pile", "yes"}}, "'ace_cannot_win_pile' must be true or false");
+  ExpectBad({{"game", "piles"}, {"ace_cannot_win_pile", "yes"}},
+            "'ace_cannot_win_pile' must be true or false");
   ExpectBad({{"game", "piles"}, {"last_card", "1S"}}, "'last_card' must be a card");
-  ExpectBad({{"game", "piles"}, {"six_point", true}}, "'six_point' may be true only with 'last_card'");
-  ExpectBad({{"game", "piles"}, {"deal_fairness", int64_t{1}}}, "'deal_fairness' must be true or false");
+  ExpectBad({{"game", "piles"}, {"six_point", true}},
+            "'six_point' may be true only with 'last_card'");
+  ExpectBad({{"game", "piles"}, {"deal_fairness", int64_t{1}}},
+            "'deal_fairness' must be true or false");
   ExpectBad({{"game", "classic"}, {"pile", "3-2-2"}}, "'pile' does not apply to game 'classic'");
   ExpectBad({{"game", "stack"}, {"court_bonus", "court"}}, "does not apply");
   ExpectBad({{"game", "piles"}, {"court_bonus", "court"}}, "does not apply");

@@ -1,8 +1,8 @@
 // Binary state format (version 1). All integers are single bytes except card sets (8 bytes,
 // little endian); optional small ints are stored +1 so that -1 becomes 0.
-#include "absl/strings/string_view.h"
 #include <cstring>
 
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/round.h"
 
 namespace courtpiece::rules {
@@ -204,6 +204,16 @@ absl::StatusOr<Round> Round::Restore(absl::string_view bytes) {
   }
   absl::Status st = r.ValidateRestored();
   if (!st.ok()) return st;
+  if (r.seeded_ && r.phase_ == Phase::kCall) {
+    r.shuffle_ = ShuffleFromSeed(r.seed_, r.rules_.deal_fairness);
+    for (int k = 0; k < 4; ++k) {  // the first packets must be the seed's
+      CardSet first;
+      for (int i = 0; i < 5; ++i) first.Add(r.shuffle_.deck[5 * k + i]);
+      if (first != r.first_five_[(r.caller_ + k) % 4]) {
+        return MakeError(ErrorCode::kBadInput, "inconsistent state: first packets");
+      }
+    }
+  }
   return r;
 }
 
@@ -247,8 +257,8 @@ absl::Status Round::ValidateRestored() const {
   if ((held | played | unplayed_hidden) != dealt_all) return bad("cards lost");
   if ((face_down_ & played) != face_down_) return bad("face-down cards");
   if (phase_ == Phase::kCall) {
-    if (!rules_.HasCall() || num_tricks_ != 0 || cur_n_ != 0 || trump_ >= 0 ||
-        hidden_card_ >= 0 || turn_ != caller_) {
+    if (!rules_.HasCall() || num_tricks_ != 0 || cur_n_ != 0 || trump_ >= 0 || hidden_card_ >= 0 ||
+        turn_ != caller_) {
       return bad("call phase");
     }
     if (dealt_all.size() != (seeded_ ? 20 : 52)) return bad("deal size");
@@ -273,7 +283,7 @@ absl::Status Round::ValidateRestored() const {
   if (won_[0] + won_[1] != num_tricks_) return bad("tricks won");
   if (phase_ == Phase::kPlay) {
     if (num_tricks_ >= 13) return bad("trick count");
-    int expect = cur_n_ > 0           ? (cur_.leader + cur_n_) % 4
+    int expect = cur_n_ > 0         ? (cur_.leader + cur_n_) % 4
                  : num_tricks_ == 0 ? caller_
                                     : tricks_[num_tricks_ - 1].winner;
     if (turn_ != expect) return bad("turn");

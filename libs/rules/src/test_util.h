@@ -86,8 +86,10 @@ inline Round::Hands ScriptHands(const std::vector<std::string>& tricks,
       if (tok == "ask" || tok == "show") continue;
       Card c = C(tok);
       int seat = (leader + i) % 4;
-      if (i == 0) led = SuitOf(c);
-      else if (SuitOf(c) != led) voids[seat] = voids[seat] | CardSet::Suit(led);
+      if (i == 0)
+        led = SuitOf(c);
+      else if (SuitOf(c) != led)
+        voids[seat] = voids[seat] | CardSet::Suit(led);
       ++i;
     }
   }

@@ -8,9 +8,13 @@
 #define COURTPIECE_RULES_CARDS_H_
 
 #include <bit>
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
 #include <cstdint>
 #include <optional>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
@@ -25,8 +29,16 @@ inline constexpr uint8_t kHiddenCard = 0xFF;
 
 using Card = uint8_t;  // 0..51
 
-constexpr int SuitOf(Card c) { return c / kNumRanks; }
-constexpr int RankOf(Card c) { return c % kNumRanks; }
+// (c * 79) >> 10 == c / 13 for every card 0..51 (checked below): no division in the hot path.
+constexpr int SuitOf(Card c) { return (static_cast<unsigned>(c) * 79u) >> 10; }
+constexpr int RankOf(Card c) { return c - kNumRanks * SuitOf(c); }
+constexpr bool CheckSuitOf() {
+  for (int c = 0; c < kNumCards; ++c) {
+    if (SuitOf(static_cast<Card>(c)) != c / 13) return false;
+  }
+  return true;
+}
+static_assert(CheckSuitOf());
 constexpr Card MakeCard(int suit, int rank) { return static_cast<Card>(suit * kNumRanks + rank); }
 constexpr int TeamOf(int seat) { return seat & 1; }
 
@@ -38,6 +50,22 @@ std::optional<int> ParseSuit(absl::string_view text);
 std::string CardName(Card c);
 std::string SuitName(int suit);
 
+namespace internal {
+// kSelectInByteTable[v][k]: position of the k-th set bit of byte v.
+struct SelectInByteTable {
+  uint8_t t[256][8];
+  constexpr SelectInByteTable() : t{} {
+    for (int v = 0; v < 256; ++v) {
+      int k = 0;
+      for (int bit = 0; bit < 8; ++bit) {
+        if (v & (1 << bit)) t[v][k++] = static_cast<uint8_t>(bit);
+      }
+    }
+  }
+};
+inline constexpr SelectInByteTable kSelectInByteTable{};
+}  // namespace internal
+
 class CardSet {
  public:
   constexpr CardSet() = default;
@@ -48,7 +76,16 @@ class CardSet {
 
   constexpr uint64_t bits() const { return bits_; }
   constexpr bool empty() const { return bits_ == 0; }
-  constexpr int size() const { return std::popcount(bits_); }
+  constexpr int size() const {
+#if defined(__POPCNT__)
+    return std::popcount(bits_);
+#else  // without -mpopcnt std::popcount is a libgcc call; SWAR is faster
+    uint64_t x = bits_ - ((bits_ >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+#endif
+  }
   constexpr bool Has(Card c) const { return (bits_ >> c) & 1; }
   constexpr void Add(Card c) { bits_ |= uint64_t{1} << c; }
   constexpr void Remove(Card c) { bits_ &= ~(uint64_t{1} << c); }
@@ -56,8 +93,24 @@ class CardSet {
   constexpr bool HasSuit(int suit) const { return !InSuit(suit).empty(); }
   // Lowest card; the set must not be empty.
   constexpr Card First() const { return static_cast<Card>(std::countr_zero(bits_)); }
-  // The n-th lowest card (0-based); n < size().
-  Card Nth(int n) const;
+  // The n-th lowest card (0-based); n < size(). Branch-free (random playouts call it on
+  // every move): per-byte counts and a byte-select table, or pdep with BMI2.
+  Card Nth(int n) const {
+#if defined(__BMI2__)
+    return static_cast<Card>(std::countr_zero(_pdep_u64(uint64_t{1} << n, bits_)));
+#else
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    uint64_t b = bits_ - ((bits_ >> 1) & 0x5555555555555555ULL);
+    b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
+    b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    const uint64_t prefix = b * kOnes;  // byte i: cards in bytes 0..i
+    const uint64_t above = (prefix + kOnes * static_cast<uint64_t>(127 - n)) & (kOnes << 7);
+    const int byte = std::countr_zero(above) >> 3;
+    const int before = static_cast<int>(((prefix << 8) >> (8 * byte)) & 0xFF);
+    const int in_byte = static_cast<int>((bits_ >> (8 * byte)) & 0xFF);
+    return static_cast<Card>(8 * byte + internal::kSelectInByteTable.t[in_byte][n - before]);
+#endif
+  }
 
   constexpr CardSet operator|(CardSet o) const { return CardSet(bits_ | o.bits_); }
   constexpr CardSet operator&(CardSet o) const { return CardSet(bits_ & o.bits_); }

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/cards.h"
 
 namespace courtpiece::rules {
@@ -36,6 +36,17 @@ struct Deal {
 
 inline constexpr int kMaxReshuffles = 1000;
 
+// Steps 1-4 of the derivation (check draw and shuffle), and steps 5-6 (deal, fairness
+// reshuffles) resumed from them: DealFromSeed = DealFromShuffle(ShuffleFromSeed(..)).
+// Rounds use the split to shuffle once although they deal in two phases.
+struct Shuffle {
+  std::array<Card, 52> deck{};
+  uint64_t stream_offset = 0;  // stream bytes consumed so far
+  bool check_applies = false;
+};
+Shuffle ShuffleFromSeed(const Seed& seed, bool fairness);
+Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int trump);
+
 // Deals from `seed` with `caller` receiving the first packet. `trump` (0..3) is the named
 // suit for the 10-of-13 check, or -1 when there is none (kaat) or it is not known yet (the
 // first packets do not depend on it). `fairness` is the deal_fairness option.
@@ -48,7 +59,7 @@ bool IsOneSided(const std::array<CardSet, 4>& hands, int trump);
 // randombytes_buf_deterministic(seed).
 class SeedStream {
  public:
-  explicit SeedStream(const Seed& seed);
+  explicit SeedStream(const Seed& seed, uint64_t offset = 0);
   uint8_t NextByte();
   // Uniform integer in [0, n), n in 1..256, by rejection sampling on single bytes.
   int Uniform(int n);

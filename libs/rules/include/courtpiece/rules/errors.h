@@ -8,9 +8,9 @@
 #define COURTPIECE_RULES_ERRORS_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::rules {
 

@@ -7,10 +7,10 @@
 #ifndef COURTPIECE_RULES_GAME_H_
 #define COURTPIECE_RULES_GAME_H_
 
-#include "absl/strings/string_view.h"
 #include <array>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/round.h"
 
 namespace courtpiece::rules {

@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/cards.h"
 #include "courtpiece/rules/deal.h"
 #include "courtpiece/rules/errors.h"
@@ -73,7 +73,7 @@ absl::string_view ResultKindName(ResultKind kind);
 struct RoundResult {
   int winner = -1;  // team 0/1, -1 for a draw
   ResultKind kind = ResultKind::kNormal;
-  int points = 0;   // game points (stack: the winner's stack points; -1 for a draw)
+  int points = 0;              // game points (stack: the winner's stack points; -1 for a draw)
   std::array<int, 2> count{};  // classic: tricks won; pile games: picked up; stack: points
 };
 
@@ -110,9 +110,9 @@ struct SeatView {
   int dealer = 0;
   int caller = 0;
   Phase phase = Phase::kCall;
-  int turn = -1;  // seat to move, -1 once over
-  CardSet hand;   // own cards in hand (face up)
-  int face_down_card = -1;    // hidden: own face-down trump card (caller only), else -1
+  int turn = -1;               // seat to move, -1 once over
+  CardSet hand;                // own cards in hand (face up)
+  int face_down_card = -1;     // hidden: own face-down trump card (caller only), else -1
   bool has_face_down = false;  // hidden: the caller still has a face-down card
   int trump = -1;              // as known to this seat
   TrumpEvent trump_shown;      // hidden
@@ -152,8 +152,15 @@ class Round {
   absl::Status Apply(const Move& m);
   // Applies a move Check() accepted (asserted in debug builds).
   void ApplyChecked(const Move& m);
-  // Every legal move of the seat to move (empty once over).
+  // Every legal move of the seat to move (empty once over): calls / hides in the call
+  // phase; then the playable cards, then ask or show when allowed.
   void LegalMoves(MoveList* out) const;
+  // The same without building moves (the fast path for playouts): the cards the seat to
+  // move may play now (empty in the call phase and once over), and whether it may ask or
+  // show the hidden trump now.
+  CardSet PlayableCards() const;
+  bool CanAsk() const;
+  bool CanShow() const;
 
   SeatView View(int seat) const;
 
@@ -217,6 +224,7 @@ class Round {
   uint8_t turn_ = 0;
   bool seeded_ = false;
   Seed seed_{};
+  Shuffle shuffle_;  // seeded rounds: the shuffle, kept for the second phase (not serialised)
   std::array<CardSet, 4> hand_{};
   std::array<CardSet, 4> dealt_{};
   std::array<CardSet, 4> first_five_{};

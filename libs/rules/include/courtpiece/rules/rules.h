@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/rules/cards.h"
 
 namespace courtpiece::rules {
