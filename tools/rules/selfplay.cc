@@ -67,6 +67,21 @@ struct PolicyRng {
   int Below(int n) { return static_cast<int>(((Next() >> 32) * uint64_t(n)) >> 32); }
 };
 
+// Uniform over the legal moves (the allocation-free fast path of the engine).
+Move RandomMove(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
+  if (round.phase() == rules::Phase::kCall) {
+    round.LegalMoves(legal);
+    return (*legal)[rng.Below(legal->size)];
+  }
+  const rules::CardSet playable = round.PlayableCards();
+  const int n = playable.size();
+  const bool ask = round.CanAsk();
+  const bool show = round.CanShow();
+  const int k = rng.Below(n + ask + show);
+  if (k < n) return Move::Play(round.turn(), playable.Nth(k));
+  return (ask && k == n) ? Move::Ask(round.turn()) : Move::Show(round.turn());
+}
+
 }  // namespace
 
 CliOutput DealCommand(const std::vector<std::string>& args) {
@@ -182,8 +197,7 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     rules::MoveList legal;
     moves.clear();
     while (!round.over()) {
-      round.LegalMoves(&legal);
-      const Move m = legal[rng.Below(legal.size)];
+      const Move m = RandomMove(round, rng, &legal);
       round.ApplyChecked(m);
       if (write) moves.push_back(m);
     }

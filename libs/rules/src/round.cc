@@ -233,16 +233,16 @@ void Round::ApplyChecked(const Move& m) {
       return;
     case MoveType::kAsk:
     case MoveType::kShow:
-      Show(m.seat);
+      DoShow(m.seat);
       return;
     case MoveType::kPlay:
-      if (CallerAutoShow(m.seat) && m.value == hidden_card_) Show(m.seat);
+      if (CallerAutoShow(m.seat) && m.value == hidden_card_) DoShow(m.seat);
       PlayCard(m.seat, m.value);
       return;
   }
 }
 
-void Round::Show(int seat) {
+void Round::DoShow(int seat) {
   shown_ = true;
   shown_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
   hand_[caller_].Add(static_cast<Card>(hidden_card_));

@@ -150,6 +150,12 @@ class Round {
   ErrorCode Check(const Move& m) const;
   // Applies a legal move; on error the state is unchanged.
   absl::Status Apply(const Move& m);
+  // Shorthands for Apply(Move::...).
+  absl::Status Call(int seat, int suit) { return Apply(Move::Call(seat, suit)); }
+  absl::Status Hide(int seat, Card c) { return Apply(Move::Hide(seat, c)); }
+  absl::Status Play(int seat, Card c) { return Apply(Move::Play(seat, c)); }
+  absl::Status Ask(int seat) { return Apply(Move::Ask(seat)); }
+  absl::Status Show(int seat) { return Apply(Move::Show(seat)); }
   // Applies a move Check() accepted (asserted in debug builds).
   void ApplyChecked(const Move& m);
   // Every legal move of the seat to move (empty once over): calls / hides in the call
@@ -203,7 +209,7 @@ class Round {
   Round() = default;
   void StartPlay();
   void DealRest();
-  void Show(int seat);
+  void DoShow(int seat);
   void PlayCard(int seat, Card c);
   void ResolveTrick();
   int TrickWinner() const;
