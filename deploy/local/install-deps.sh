@@ -37,4 +37,5 @@ if command -v systemctl >/dev/null 2>&1; then
   $SUDO systemctl disable --now redis-server postgresql >/dev/null 2>&1 || true
 fi
 $SUDO service redis-server stop >/dev/null 2>&1 || true
+$SUDO service postgresql stop >/dev/null 2>&1 || true
 echo "install-deps: done"

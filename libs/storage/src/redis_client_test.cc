@@ -116,7 +116,15 @@ TEST_F(RedisClientTest, IdleConnectionKilledIsReplacedBeforeTheNextCommand) {
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(*client().Command({"CLIENT", "KILL", "ID", std::to_string(id->integer)}),
             R::Integer(1));
-  absl::SleepFor(absl::Milliseconds(50));  // let the close reach our socket
+  // Wait (bounded) until the server has freed the connection: its close() has then put
+  // the FIN on our loopback socket, whatever the machine's load.
+  const std::string gone_id = "id=" + std::to_string(id->integer) + " ";
+  for (int i = 0; i < 200; ++i) {
+    absl::StatusOr<RedisReply> list = client().Command({"CLIENT", "LIST"});
+    ASSERT_TRUE(list.ok()) << list.status();
+    if (list->str.find(gone_id) == std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
   EXPECT_EQ(*victim.Command({"PING"}), R::Status("PONG"));
   EXPECT_EQ(victim.reconnects(), 1);
 }
