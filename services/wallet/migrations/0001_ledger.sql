@@ -1,0 +1,124 @@
+-- The coin ledger: accounts with maintained balances, transfers keyed by idempotency key,
+-- and append-only entries (one per account per transfer). Invariants:
+--   * entries and transfers are never updated or deleted (triggers below);
+--   * every transfer's entries sum to zero, so the sum of all balances is always zero;
+--   * only house shards may have a negative balance (CHECK).
+CREATE SCHEMA IF NOT EXISTS wallet;
+
+CREATE TABLE wallet.accounts (
+  id         text PRIMARY KEY COLLATE "C",
+  kind       text NOT NULL CHECK (kind IN ('player', 'house', 'pot')),
+  balance    bigint NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT non_house_not_negative CHECK (kind = 'house' OR balance >= 0)
+);
+
+CREATE TABLE wallet.transfers (
+  id              bigserial PRIMARY KEY,
+  idempotency_key text NOT NULL UNIQUE,
+  fingerprint     text NOT NULL,  -- canonical form of the request, to refuse a reused key
+  table_id        text NOT NULL DEFAULT '',
+  round           bigint NOT NULL DEFAULT 0,
+  reason          text NOT NULL DEFAULT '',
+  created_at      timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE wallet.entries (
+  id            bigserial PRIMARY KEY,
+  transfer_id   bigint NOT NULL REFERENCES wallet.transfers (id),
+  account_id    text NOT NULL COLLATE "C" REFERENCES wallet.accounts (id),
+  amount        bigint NOT NULL CHECK (amount <> 0),
+  balance_after bigint NOT NULL,
+  UNIQUE (transfer_id, account_id)
+);
+CREATE INDEX entries_by_account ON wallet.entries (account_id, id);
+
+-- Append-only: refuse UPDATE, DELETE and TRUNCATE of the ledger for every role, owner too.
+CREATE FUNCTION wallet.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'wallet.% is append-only (% refused)', TG_TABLE_NAME, TG_OP
+    USING ERRCODE = 'CP009';
+END $$;
+CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON wallet.entries
+  FOR EACH ROW EXECUTE FUNCTION wallet.refuse_change();
+CREATE TRIGGER entries_no_truncate BEFORE TRUNCATE ON wallet.entries
+  FOR EACH STATEMENT EXECUTE FUNCTION wallet.refuse_change();
+CREATE TRIGGER transfers_append_only BEFORE UPDATE OR DELETE ON wallet.transfers
+  FOR EACH ROW EXECUTE FUNCTION wallet.refuse_change();
+CREATE TRIGGER transfers_no_truncate BEFORE TRUNCATE ON wallet.transfers
+  FOR EACH STATEMENT EXECUTE FUNCTION wallet.refuse_change();
+
+-- Applies one transfer atomically, in one round trip. Arguments:
+--   p_accounts/p_amounts: the postings (internal account ids, signed amounts, sum zero);
+--   p_create: accounts (pots, a new player) to create at balance 0 if missing.
+-- Returns one row per posting (account, balance after) plus the transfer id and whether the
+-- key was applied before (then the stored result is returned and nothing moves).
+-- Raises (whole statement rolled back, nothing moved):
+--   CP001 overdraft (a non-house account would go below zero), CP002 unknown account,
+--   CP003 key reused with a different request, CP004 postings do not sum to zero.
+-- Locks: every account row is locked (created if asked) one by one in "C" order of id, so
+-- two transfers always lock in the same global order and cannot deadlock. The only other
+-- lock taken first is the key's unique-index entry, which only a same-key transfer waits
+-- for, and that one holds nothing yet.
+CREATE FUNCTION wallet.apply_transfer(
+    p_key text, p_fingerprint text, p_table_id text, p_round bigint, p_reason text,
+    p_accounts text[], p_amounts bigint[], p_create text[])
+RETURNS TABLE (transfer_id bigint, replayed boolean, created_at timestamptz,
+               account_id text, balance_after bigint)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_id bigint;
+  v_fingerprint text;
+  v_created timestamptz;
+  v_account text;
+  v_amount bigint;
+  v_kind text;
+  v_balance bigint;
+BEGIN
+  IF (SELECT coalesce(sum(a), 0) FROM unnest(p_amounts) AS a) <> 0 THEN
+    RAISE EXCEPTION 'postings do not sum to zero' USING ERRCODE = 'CP004';
+  END IF;
+  INSERT INTO wallet.transfers AS t (idempotency_key, fingerprint, table_id, round, reason)
+    VALUES (p_key, p_fingerprint, p_table_id, p_round, p_reason)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING t.id, t.created_at INTO v_id, v_created;
+  IF v_id IS NULL THEN
+    SELECT t.id, t.fingerprint, t.created_at INTO v_id, v_fingerprint, v_created
+      FROM wallet.transfers t WHERE t.idempotency_key = p_key;
+    IF v_fingerprint <> p_fingerprint THEN
+      RAISE EXCEPTION 'idempotency key % was used for a different request', p_key
+        USING ERRCODE = 'CP003';
+    END IF;
+    RETURN QUERY SELECT v_id, true, v_created, e.account_id::text, e.balance_after
+      FROM wallet.entries e WHERE e.transfer_id = v_id ORDER BY e.account_id;
+    RETURN;
+  END IF;
+  FOR v_account, v_amount IN
+    SELECT p.acc, p.amt FROM unnest(p_accounts, p_amounts) AS p(acc, amt)
+    ORDER BY p.acc COLLATE "C"
+  LOOP
+    IF v_account = ANY (p_create) THEN
+      INSERT INTO wallet.accounts (id, kind) VALUES (v_account, split_part(v_account, ':', 1))
+        ON CONFLICT (id) DO NOTHING;
+    END IF;
+    SELECT a.kind, a.balance INTO v_kind, v_balance
+      FROM wallet.accounts a WHERE a.id = v_account FOR UPDATE;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'unknown account %', v_account USING ERRCODE = 'CP002';
+    END IF;
+    v_balance := v_balance + v_amount;
+    IF v_balance < 0 AND v_kind <> 'house' THEN
+      RAISE EXCEPTION 'account % would go below zero', v_account USING ERRCODE = 'CP001';
+    END IF;
+    UPDATE wallet.accounts a SET balance = v_balance WHERE a.id = v_account;
+    INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
+      VALUES (v_id, v_account, v_amount, v_balance);
+    account_id := v_account;
+    balance_after := v_balance;
+    transfer_id := v_id;
+    replayed := false;
+    created_at := v_created;
+    RETURN NEXT;
+  END LOOP;
+END $$;
