@@ -1,0 +1,201 @@
+// A bounded pool of PostgreSQL connections with transactions that report absl::Status.
+//
+//   PgPool pool(PgPoolOptions{.url = url, .size_max = 8});
+//   absl::Status s = pool.RunWithRetry(3, [&](PgTransaction& tx) -> absl::Status {
+//     ASSIGN_OR_RETURN(PgResult r, tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1",
+//                                          {account_id}));
+//     ...
+//     return absl::OkStatus();
+//   }, {.isolation = PgIsolation::kSerializable});
+//
+// Contract:
+//  - Run() takes a connection (waiting at most acquire_timeout_ms; then Unavailable), opens a
+//    transaction, calls `fn`, and commits when `fn` returns OK and every statement succeeded;
+//    otherwise it rolls back and returns the first error. A failed statement dooms the whole
+//    transaction (PostgreSQL semantics): later statements in it are not sent.
+//  - No exception leaves this API: libpqxx errors become statuses (see docs/storage.md):
+//      broken connection / admin shutdown / commit outcome unknown -> Unavailable
+//      serialization failure (40001), deadlock (40P01), lock not available -> Aborted
+//      unique violation (23505) -> AlreadyExists; other integrity violations, RAISE -> FailedPrecondition
+//      data exceptions (class 22) -> InvalidArgument; statement timeout/cancel -> DeadlineExceeded
+//      anything else -> Internal.
+//  - A connection that failed (or is no longer open) is closed and replaced on a later
+//    acquire; idle connections older than health_check_idle_ms are pinged before reuse.
+//  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, so `fn`
+//    must reset whatever it writes outside the transaction.
+//
+// Thread-safety: PgPool is thread-safe. A PgTransaction belongs to the thread running `fn`
+// and must not escape it.
+#ifndef COURTPIECE_STORAGE_PG_POOL_H_
+#define COURTPIECE_STORAGE_PG_POOL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace courtpiece::storage {
+
+// One statement parameter: NULL or the PostgreSQL text form of a value.
+class PgParam {
+ public:
+  PgParam(std::nullptr_t) {}  // NOLINT: NULL
+  PgParam(absl::string_view text) : text_(std::string(text)) {}  // NOLINT
+  PgParam(std::string_view text) : text_(std::string(text)) {}   // NOLINT
+  PgParam(const std::string& text) : text_(text) {}             // NOLINT
+  PgParam(const char* text) : text_(std::string(text)) {}       // NOLINT
+  template <typename Int>
+    requires std::is_integral_v<Int>
+  PgParam(Int v) {  // NOLINT: integers and bool
+    if constexpr (std::is_same_v<Int, bool>) {
+      text_ = v ? "true" : "false";
+    } else {
+      text_ = std::to_string(v);
+    }
+  }
+  PgParam(std::optional<std::string> v) : text_(std::move(v)) {}  // NOLINT
+  // Raw bytes for a bytea parameter (sent in the hex input form).
+  static PgParam Bytes(absl::string_view raw);
+
+  bool is_null() const { return !text_.has_value(); }
+  const std::string& text() const { return *text_; }  // requires !is_null()
+
+ private:
+  std::optional<std::string> text_;
+};
+
+// One result row, values in PostgreSQL's text form (NULL is nullopt).
+class PgRow {
+ public:
+  explicit PgRow(std::vector<std::optional<std::string>> values) : values_(std::move(values)) {}
+  size_t size() const { return values_.size(); }
+  bool IsNull(size_t col) const;
+  const std::optional<std::string>& Nullable(size_t col) const;
+  // Errors: OutOfRange for a bad column, FailedPrecondition for NULL or an unparsable value.
+  absl::StatusOr<std::string> String(size_t col) const;
+  absl::StatusOr<int64_t> Int64(size_t col) const;
+  absl::StatusOr<bool> Bool(size_t col) const;
+  absl::StatusOr<std::string> Bytes(size_t col) const;  // decodes bytea hex output
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+class PgResult {
+ public:
+  PgResult() = default;
+  PgResult(std::vector<std::string> columns, std::vector<PgRow> rows, int64_t affected_rows)
+      : columns_(std::move(columns)), rows_(std::move(rows)), affected_rows_(affected_rows) {}
+  size_t size() const { return rows_.size(); }
+  bool empty() const { return rows_.empty(); }
+  const PgRow& row(size_t i) const { return rows_.at(i); }
+  const std::vector<PgRow>& rows() const { return rows_; }
+  const std::vector<std::string>& columns() const { return columns_; }
+  // Index of the column named `name`, or NotFound.
+  absl::StatusOr<size_t> Column(absl::string_view name) const;
+  // Rows inserted/updated/deleted by the statement (0 for a plain SELECT's command status).
+  int64_t affected_rows() const { return affected_rows_; }
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<PgRow> rows_;
+  int64_t affected_rows_ = 0;
+};
+
+enum class PgIsolation { kReadCommitted, kRepeatableRead, kSerializable };
+
+struct PgTxOptions {
+  PgIsolation isolation = PgIsolation::kReadCommitted;
+};
+
+struct PgTxHandle;  // the libpqxx transaction, private to the .cc
+
+// A transaction in progress, handed to the function given to PgPool::Run.
+class PgTransaction {
+ public:
+  // Runs one statement with $1.. parameters. After the first failure every later call
+  // returns that same error (the transaction is doomed).
+  absl::StatusOr<PgResult> Exec(absl::string_view sql, const std::vector<PgParam>& params = {});
+  // Exec, then FailedPrecondition unless exactly one row came back.
+  absl::StatusOr<PgRow> ExecOneRow(absl::string_view sql, const std::vector<PgParam>& params = {});
+  // SET LOCAL statement_timeout for the rest of this transaction.
+  absl::Status SetStatementTimeout(int statement_timeout_ms);
+  // The first error a statement returned, or OK.
+  const absl::Status& first_error() const { return first_error_; }
+
+  // Made by PgPool only (PgTxHandle is opaque).
+  explicit PgTransaction(PgTxHandle* handle) : handle_(handle) {}
+
+ private:
+  PgTxHandle* handle_;
+  absl::Status first_error_;
+};
+
+struct PgPoolOptions {
+  std::string url;               // libpq URL or key=value conninfo
+  int size_max = 8;              // connections open at most
+  int acquire_timeout_ms = 2000;  // wait for a free connection, then Unavailable
+  int connect_timeout_ms = 3000;  // libpq connect_timeout (whole seconds, at least 2)
+  int statement_timeout_ms = 10000;  // per session; 0 disables
+  int health_check_idle_ms = 30000;  // ping connections idle longer than this before reuse
+  std::string application_name = "courtpiece";
+};
+
+// Connection pool. Connections open lazily, up to size_max.
+class PgPool {
+ public:
+  using TxFn = std::function<absl::Status(PgTransaction&)>;
+
+  explicit PgPool(PgPoolOptions options);
+  ~PgPool();  // every Run must have returned
+  PgPool(const PgPool&) = delete;
+  PgPool& operator=(const PgPool&) = delete;
+
+  absl::Status Run(const TxFn& fn, PgTxOptions tx_options = {});
+  // Run, retried while it returns Aborted, max_attempts >= 1 runs in total.
+  absl::Status RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
+
+  // Metrics (instantaneous / cumulative).
+  int in_use() const;           // connections lent to a Run right now
+  int waiting() const;          // Runs waiting for a connection
+  int open() const;             // connections open (idle + in use + connecting)
+  int64_t acquire_timeouts() const;
+  int64_t connections_opened() const;
+  int64_t connections_discarded() const;  // closed because broken or failed a health check
+
+  const PgPoolOptions& options() const { return options_; }
+
+ private:
+  struct Conn;
+  absl::StatusOr<std::unique_ptr<Conn>> Acquire();
+  void Release(std::unique_ptr<Conn> conn, bool broken);
+  absl::StatusOr<std::unique_ptr<Conn>> Connect();
+  bool Healthy(Conn& conn);
+  absl::Status RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, bool& broken);
+
+  const PgPoolOptions options_;
+  const std::string conninfo_;
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<Conn>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;
+  int in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t acquire_timeouts_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t connections_opened_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t connections_discarded_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace courtpiece::storage
+
+#endif  // COURTPIECE_STORAGE_PG_POOL_H_
