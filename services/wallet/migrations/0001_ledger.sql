@@ -48,22 +48,25 @@ CREATE TRIGGER transfers_append_only BEFORE UPDATE OR DELETE ON wallet.transfers
 CREATE TRIGGER transfers_no_truncate BEFORE TRUNCATE ON wallet.transfers
   FOR EACH STATEMENT EXECUTE FUNCTION wallet.refuse_change();
 
--- Applies one transfer atomically, in one round trip. Arguments:
---   p_accounts/p_amounts: the postings (internal account ids, signed amounts, sum zero);
+-- Applies one transfer, in one round trip; the caller's transaction makes it atomic.
+--   p_accounts/p_amounts: the postings (stored account ids, signed amounts, sum zero);
 --   p_create: accounts (pots, a new player) to create at balance 0 if missing.
--- Returns one row per posting (account, balance after) plus the transfer id and whether the
--- key was applied before (then the stored result is returned and nothing moves).
--- Raises (whole statement rolled back, nothing moved):
---   CP001 overdraft (a non-house account would go below zero), CP002 unknown account,
---   CP003 key reused with a different request, CP004 postings do not sum to zero.
--- Locks: every account row is locked (created if asked) one by one in "C" order of id, so
--- two transfers always lock in the same global order and cannot deadlock. The only other
--- lock taken first is the key's unique-index entry, which only a same-key transfer waits
--- for, and that one holds nothing yet.
+-- Returns rows (outcome, transfer_id, replayed, created_at, account_id, balance_after):
+--   'ok'           one row per posting, sorted by account (replayed: the key was applied
+--                  before; then the stored result comes back and nothing moves);
+--   'overdraft'    one row: account_id would go below zero;
+--   'unknown'      one row: account_id does not exist;
+--   'key_conflict' one row: the key was used before for a different request.
+-- After any outcome but 'ok' the caller MUST roll back: earlier postings may have been
+-- written. (Expected outcomes are rows, not exceptions, so their codes stay exact.)
+-- Locks: account rows are locked (created first if asked) one by one in "C" order of id, so
+-- two transfers always lock in the same global order and cannot deadlock. The only lock
+-- taken before them is the key's unique-index entry, which only a transfer with the same
+-- key waits for, and that one holds no row lock yet.
 CREATE FUNCTION wallet.apply_transfer(
     p_key text, p_fingerprint text, p_table_id text, p_round bigint, p_reason text,
     p_accounts text[], p_amounts bigint[], p_create text[])
-RETURNS TABLE (transfer_id bigint, replayed boolean, created_at timestamptz,
+RETURNS TABLE (outcome text, transfer_id bigint, replayed boolean, created_at timestamptz,
                account_id text, balance_after bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -77,7 +80,7 @@ DECLARE
   v_balance bigint;
 BEGIN
   IF (SELECT coalesce(sum(a), 0) FROM unnest(p_amounts) AS a) <> 0 THEN
-    RAISE EXCEPTION 'postings do not sum to zero' USING ERRCODE = 'CP004';
+    RAISE EXCEPTION 'postings do not sum to zero';
   END IF;
   INSERT INTO wallet.transfers AS t (idempotency_key, fingerprint, table_id, round, reason)
     VALUES (p_key, p_fingerprint, p_table_id, p_round, p_reason)
@@ -87,10 +90,10 @@ BEGIN
     SELECT t.id, t.fingerprint, t.created_at INTO v_id, v_fingerprint, v_created
       FROM wallet.transfers t WHERE t.idempotency_key = p_key;
     IF v_fingerprint <> p_fingerprint THEN
-      RAISE EXCEPTION 'idempotency key % was used for a different request', p_key
-        USING ERRCODE = 'CP003';
+      RETURN QUERY SELECT 'key_conflict'::text, v_id, true, v_created, NULL::text, NULL::bigint;
+      RETURN;
     END IF;
-    RETURN QUERY SELECT v_id, true, v_created, e.account_id::text, e.balance_after
+    RETURN QUERY SELECT 'ok'::text, v_id, true, v_created, e.account_id::text, e.balance_after
       FROM wallet.entries e WHERE e.transfer_id = v_id ORDER BY e.account_id;
     RETURN;
   END IF;
@@ -105,20 +108,17 @@ BEGIN
     SELECT a.kind, a.balance INTO v_kind, v_balance
       FROM wallet.accounts a WHERE a.id = v_account FOR UPDATE;
     IF NOT FOUND THEN
-      RAISE EXCEPTION 'unknown account %', v_account USING ERRCODE = 'CP002';
+      RETURN QUERY SELECT 'unknown'::text, v_id, false, v_created, v_account, NULL::bigint;
+      RETURN;
     END IF;
     v_balance := v_balance + v_amount;
     IF v_balance < 0 AND v_kind <> 'house' THEN
-      RAISE EXCEPTION 'account % would go below zero', v_account USING ERRCODE = 'CP001';
+      RETURN QUERY SELECT 'overdraft'::text, v_id, false, v_created, v_account, v_balance;
+      RETURN;
     END IF;
     UPDATE wallet.accounts a SET balance = v_balance WHERE a.id = v_account;
     INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
       VALUES (v_id, v_account, v_amount, v_balance);
-    account_id := v_account;
-    balance_after := v_balance;
-    transfer_id := v_id;
-    replayed := false;
-    created_at := v_created;
-    RETURN NEXT;
+    RETURN QUERY SELECT 'ok'::text, v_id, false, v_created, v_account, v_balance;
   END LOOP;
 END $$;
