@@ -1,0 +1,90 @@
+// The gRPC server every service uses: listen address (port 0 picks a free port), the
+// standard health service (grpc.health.v1.Health), reflection, message size limits, and an
+// interceptor that records, for each finished RPC, labels {method, code}:
+//   courtpiece_<service>_grpc_server_handled_total          counter
+//   courtpiece_<service>_grpc_server_handling_seconds       histogram (default buckets)
+// method is the full path ("/courtpiece.lobby.v1.Lobby/Join"), or "unknown" for a method no
+// linked service defines; code is the canonical name ("OK", "NOT_FOUND", ...). An RPC that
+// ends without a status (client went away) counts as CANCELLED.
+//
+//   ASSIGN_OR_RETURN(auto server, GrpcServer::Start({.listen_address = "0.0.0.0:7001"},
+//                                                   {&lobby_service}, *metrics));
+//   ServeUntilShutdownSignal(*server, absl::Seconds(10));   // main.cc: SIGTERM -> drain
+//
+// Contract: services and metrics must outlive the GrpcServer. Shutdown(deadline) marks the
+// health status NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish until
+// `deadline`, then cancels the rest (handlers should watch ServerContext::IsCancelled())
+// and returns once every handler has returned. The destructor shuts down immediately if
+// Shutdown() was not called. Transport is plaintext (inside the cluster).
+// Thread-safety: every method is safe from any thread; Shutdown() is idempotent.
+#ifndef COURTPIECE_COMMON_GRPC_SERVER_H_
+#define COURTPIECE_COMMON_GRPC_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "courtpiece/common/metrics.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/impl/codegen/service_type.h"
+#include "grpcpp/server.h"
+
+namespace courtpiece::common {
+
+struct GrpcServerOptions {
+  std::string listen_address = "0.0.0.0:0";             // host:port; port 0: any free port
+  int max_receive_message_bytes = 4 * 1024 * 1024;      // larger requests: RESOURCE_EXHAUSTED
+  int max_send_message_bytes = 4 * 1024 * 1024;         // larger responses: RESOURCE_EXHAUSTED
+  int max_threads = 0;                                  // sync-server thread cap; 0: gRPC's
+  bool enable_reflection = true;                        // grpc.reflection.v1alpha
+};
+
+class GrpcServer {
+ public:
+  // Binds and starts serving. A port in use or a bad address is Unavailable.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options,
+                                                           const std::vector<grpc::Service*>& services,
+                                                           Metrics& metrics);
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // The bound port (the real one when the address asked for port 0).
+  int port() const { return port_; }
+  // "127.0.0.1:<port>": the address a test client on this host dials.
+  std::string LoopbackAddress() const;
+  // A channel into this server without a socket (unit tests of services).
+  std::shared_ptr<grpc::Channel> InProcessChannel();
+
+  // The health status reported for the server ("") and every service name.
+  void SetServing(bool serving);
+  void Shutdown(absl::Time deadline);
+  // Blocks until Shutdown() has completed (from another thread).
+  void Wait();
+
+ private:
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port);
+
+  std::unique_ptr<grpc::Server> server_;
+  const int port_;
+  absl::Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// Waits for SIGTERM/SIGINT (ShutdownSignal), then server.Shutdown(now + drain). Returns the
+// signal number (0 for ShutdownSignal::Notify()).
+int ServeUntilShutdownSignal(GrpcServer& server, absl::Duration drain);
+
+// Asks a grpc.health.v1.Health server whether `service` ("" = the whole server) is serving.
+// Returns true for SERVING, false for any other reported state, or the RPC's error (e.g.
+// NOT_FOUND for an unknown service, UNAVAILABLE when nothing listens).
+absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view service,
+                                 absl::Duration timeout);
+
+}  // namespace courtpiece::common
+
+#endif  // COURTPIECE_COMMON_GRPC_SERVER_H_

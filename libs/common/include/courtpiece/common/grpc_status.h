@@ -1,0 +1,24 @@
+// absl::Status <-> grpc::Status. Codes map 1:1 (both follow google.rpc.Code); the message is
+// kept; absl payloads and grpc error details are dropped.
+//
+//   return ToGrpcStatus(domain.Join(...));           // in a service method
+//   absl::Status s = FromGrpcStatus(stub->Call(...));  // in a client
+//
+// Thread-safety: pure functions.
+#ifndef COURTPIECE_COMMON_GRPC_STATUS_H_
+#define COURTPIECE_COMMON_GRPC_STATUS_H_
+
+#include "absl/status/status.h"
+#include "grpcpp/support/status.h"
+
+namespace courtpiece::common {
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// The canonical upper-snake name of a code, e.g. "OK", "INVALID_ARGUMENT" (metrics labels).
+const char* GrpcCodeName(grpc::StatusCode code);
+
+}  // namespace courtpiece::common
+
+#endif  // COURTPIECE_COMMON_GRPC_STATUS_H_

@@ -1,0 +1,108 @@
+#include "courtpiece/common/config.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "courtpiece/common/absl_compat.h"
+
+namespace courtpiece::common {
+
+EnvLookup ProcessEnv() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+EnvLookup MapEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+EnvConfig::EnvConfig(EnvLookup lookup) : lookup_(std::move(lookup)) {}
+
+std::optional<std::string> EnvConfig::Lookup(std::string_view name) const {
+  std::optional<std::string> value = lookup_(std::string(name));
+  if (value.has_value() && value->empty()) return std::nullopt;
+  return value;
+}
+
+void EnvConfig::AddError(std::string_view name, std::string_view value,
+                         std::string_view allowed) {
+  errors_.push_back(absl::StrCat(ToAbsl(name), "=\"", ToAbsl(value), "\": allowed ", ToAbsl(allowed)));
+}
+
+std::string EnvConfig::String(std::string_view name, std::string_view default_value) {
+  return Lookup(name).value_or(std::string(default_value));
+}
+
+std::string EnvConfig::RequiredString(std::string_view name) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) {
+    errors_.push_back(absl::StrCat(ToAbsl(name), " is required but unset or empty"));
+    return "";
+  }
+  return *value;
+}
+
+int64_t EnvConfig::Int(std::string_view name, int64_t default_value, int64_t min, int64_t max) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return default_value;
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(*value, &parsed) || parsed < min || parsed > max) {
+    AddError(name, *value, absl::StrCat("an integer in [", min, ", ", max, "]"));
+    return default_value;
+  }
+  return parsed;
+}
+
+absl::Duration EnvConfig::Duration(std::string_view name, absl::Duration default_value,
+                                   absl::Duration min, absl::Duration max) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return default_value;
+  absl::Duration parsed;
+  if (!absl::ParseDuration(*value, &parsed) || parsed < min || parsed > max) {
+    AddError(name, *value,
+             absl::StrCat("a duration with a unit (e.g. 250ms, 5s, 2m) in [",
+                          absl::FormatDuration(min), ", ", absl::FormatDuration(max), "]"));
+    return default_value;
+  }
+  return parsed;
+}
+
+bool EnvConfig::Bool(std::string_view name, bool default_value) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return default_value;
+  const std::string lower = absl::AsciiStrToLower(*value);
+  if (lower == "true" || lower == "1" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "0" || lower == "no" || lower == "off") return false;
+  AddError(name, *value, "true/false, 1/0, yes/no or on/off");
+  return default_value;
+}
+
+std::string EnvConfig::OneOf(std::string_view name, std::string_view default_value,
+                             const std::vector<std::string>& allowed) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return std::string(default_value);
+  for (const std::string& candidate : allowed) {
+    if (*value == candidate) return *value;
+  }
+  AddError(name, *value, absl::StrCat("one of {", absl::StrJoin(allowed, ", "), "}"));
+  return std::string(default_value);
+}
+
+absl::Status EnvConfig::Finish() const {
+  if (errors_.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("bad configuration: ", absl::StrJoin(errors_, "; ")));
+}
+
+}  // namespace courtpiece::common
