@@ -1,1 +1,111 @@
+#include "courtpiece/common/config.h"
+
+#include "courtpiece/common/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+namespace courtpiece::common {
+namespace {
+
+TEST(EnvConfigTest, UnsetAndEmptyTakeDefaults) {
+  EnvConfig env(MapEnv({{"EMPTY", ""}}));
+  EXPECT_EQ(env.String("UNSET", "dflt"), "dflt");
+  EXPECT_EQ(env.String("EMPTY", "dflt"), "dflt");
+  EXPECT_EQ(env.Int("UNSET", 7, 0, 10), 7);
+  EXPECT_EQ(env.Duration("EMPTY", absl::Seconds(3), absl::Seconds(1), absl::Seconds(5)),
+            absl::Seconds(3));
+  EXPECT_TRUE(env.Bool("UNSET", true));
+  EXPECT_EQ(env.OneOf("UNSET", "b", {"a", "b"}), "b");
+  EXPECT_THAT(env.Finish(), IsOk());
+}
+
+TEST(EnvConfigTest, ReadsGoodValues) {
+  EnvConfig env(MapEnv({{"URL", "postgresql://x@127.0.0.1:5432/db"},
+                        {"PORT", "7001"},
+                        {"NEG", "-5"},
+                        {"TURN", "1500ms"},
+                        {"DRAIN", "2m"},
+                        {"B1", "TRUE"},
+                        {"B2", "0"},
+                        {"B3", "yes"},
+                        {"B4", "Off"},
+                        {"LEVEL", "debug"}}));
+  EXPECT_EQ(env.RequiredString("URL"), "postgresql://x@127.0.0.1:5432/db");
+  EXPECT_EQ(env.Int("PORT", 0, 0, 65535), 7001);
+  EXPECT_EQ(env.Int("NEG", 0, -10, 10), -5);
+  EXPECT_EQ(env.Duration("TURN", absl::Seconds(30), absl::Seconds(1), absl::Minutes(1)),
+            absl::Milliseconds(1500));
+  EXPECT_EQ(env.Duration("DRAIN", absl::Seconds(10), absl::ZeroDuration(), absl::Minutes(2)),
+            absl::Minutes(2));
+  EXPECT_TRUE(env.Bool("B1", false));
+  EXPECT_FALSE(env.Bool("B2", true));
+  EXPECT_TRUE(env.Bool("B3", false));
+  EXPECT_FALSE(env.Bool("B4", true));
+  EXPECT_EQ(env.OneOf("LEVEL", "info", {"debug", "info"}), "debug");
+  EXPECT_THAT(env.Finish(), IsOk());
+}
+
+TEST(EnvConfigTest, MissingRequiredString) {
+  EnvConfig env(MapEnv({}));
+  EXPECT_EQ(env.RequiredString("COURTPIECE_PG_URL"), "");
+  EXPECT_THAT(env.Finish(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "bad configuration: COURTPIECE_PG_URL is required but unset or empty"));
+}
+
+TEST(EnvConfigTest, IntErrors) {
+  EnvConfig env(MapEnv({{"A", "12x"}, {"B", "70000"}, {"C", "99999999999999999999"}}));
+  EXPECT_EQ(env.Int("A", 1, 0, 100), 1);
+  EXPECT_EQ(env.Int("B", 2, 0, 65535), 2);
+  EXPECT_EQ(env.Int("C", 3, 0, 10), 3);
+  EXPECT_EQ(env.errors(), (std::vector<std::string>{
+                              "A=\"12x\": allowed an integer in [0, 100]",
+                              "B=\"70000\": allowed an integer in [0, 65535]",
+                              "C=\"99999999999999999999\": allowed an integer in [0, 10]"}));
+}
+
+TEST(EnvConfigTest, DurationErrors) {
+  EnvConfig env(MapEnv({{"NOUNIT", "30"}, {"LONG", "2h"}, {"JUNK", "soon"}}));
+  const absl::Duration dflt = absl::Seconds(30);
+  EXPECT_EQ(env.Duration("NOUNIT", dflt, absl::Seconds(1), absl::Minutes(5)), dflt);
+  EXPECT_EQ(env.Duration("LONG", dflt, absl::Seconds(1), absl::Minutes(5)), dflt);
+  EXPECT_EQ(env.Duration("JUNK", dflt, absl::Milliseconds(250), absl::Hours(1)), dflt);
+  EXPECT_EQ(env.errors(),
+            (std::vector<std::string>{
+                "NOUNIT=\"30\": allowed a duration with a unit (e.g. 250ms, 5s, 2m) in [1s, 5m]",
+                "LONG=\"2h\": allowed a duration with a unit (e.g. 250ms, 5s, 2m) in [1s, 5m]",
+                "JUNK=\"soon\": allowed a duration with a unit (e.g. 250ms, 5s, 2m) in [250ms, "
+                "1h]"}));
+}
+
+TEST(EnvConfigTest, BoolAndOneOfErrors) {
+  EnvConfig env(MapEnv({{"B", "maybe"}, {"L", "loud"}}));
+  EXPECT_TRUE(env.Bool("B", true));
+  EXPECT_EQ(env.OneOf("L", "info", {"debug", "info"}), "info");
+  EXPECT_EQ(env.errors(),
+            (std::vector<std::string>{"B=\"maybe\": allowed true/false, 1/0, yes/no or on/off",
+                                      "L=\"loud\": allowed one of {debug, info}"}));
+}
+
+TEST(EnvConfigTest, FinishNamesEveryBadVariableInOrder) {
+  EnvConfig env(MapEnv({{"COURTPIECE_GRPC_PORT", "-1"}, {"COURTPIECE_BOTS", "2"}}));
+  env.Int("COURTPIECE_GRPC_PORT", 7001, 0, 65535);
+  env.RequiredString("COURTPIECE_PG_URL");
+  env.Bool("COURTPIECE_BOTS", true);
+  EXPECT_THAT(env.Finish(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "bad configuration: COURTPIECE_GRPC_PORT=\"-1\": allowed an integer in "
+                       "[0, 65535]; COURTPIECE_PG_URL is required but unset or empty; "
+                       "COURTPIECE_BOTS=\"2\": allowed true/false, 1/0, yes/no or on/off"));
+}
+
+TEST(EnvConfigTest, ProcessEnvReadsGetenv) {
+  ASSERT_EQ(setenv("COURTPIECE_COMMON_TEST_VAR", "42", 1), 0);
+  EnvConfig env;
+  EXPECT_EQ(env.Int("COURTPIECE_COMMON_TEST_VAR", 0, 0, 100), 42);
+  EXPECT_EQ(env.String("COURTPIECE_COMMON_TEST_UNSET_VAR", "d"), "d");
+  EXPECT_THAT(env.Finish(), IsOk());
+}
+
+}  // namespace
+}  // namespace courtpiece::common

@@ -36,8 +36,8 @@
 namespace courtpiece::common {
 
 struct MetricsOptions {
-  std::string service;         // e.g. "lobby"; becomes part of every metric name
-  std::string listen_address;  // "host:port" for GET /metrics; empty means no HTTP server
+  std::string service = "";         // e.g. "lobby"; becomes part of every metric name
+  std::string listen_address = "";  // "host:port" for GET /metrics; empty means no HTTP server
 };
 
 // 1 ms .. 10 s: 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10.
