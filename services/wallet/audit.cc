@@ -47,11 +47,12 @@ std::string Describe(const PgRow& row) {
 absl::Status Totals(PgTransaction& tx, AuditReport& report) {
   ASSIGN_OR_RETURN(
       PgRow row,
-      tx.ExecOneRow("SELECT (SELECT count(*) FROM wallet.accounts), "
-                    "(SELECT count(*) FROM wallet.transfers), (SELECT count(*) FROM wallet.entries), "
-                    "(SELECT coalesce(sum(balance), 0)::bigint FROM wallet.accounts), "
-                    "(SELECT coalesce(sum(balance), 0)::bigint FROM wallet.accounts "
-                    "WHERE kind = 'house')"));
+      tx.ExecOneRow(
+          "SELECT (SELECT count(*) FROM wallet.accounts), "
+          "(SELECT count(*) FROM wallet.transfers), (SELECT count(*) FROM wallet.entries), "
+          "(SELECT coalesce(sum(balance), 0)::bigint FROM wallet.accounts), "
+          "(SELECT coalesce(sum(balance), 0)::bigint FROM wallet.accounts "
+          "WHERE kind = 'house')"));
   ASSIGN_OR_RETURN(report.accounts, row.Int64(0));
   ASSIGN_OR_RETURN(report.transfers, row.Int64(1));
   ASSIGN_OR_RETURN(report.entries, row.Int64(2));

@@ -5,21 +5,35 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "courtpiece/storage/pg_pool.h"
 #include "services/wallet/audit.h"
 
-ABSL_FLAG(std::string, pg_url, "", "Postgres URL of the wallet database (schema `wallet`)");
+// "--pg-url URL" or "--pg-url=URL"; empty when absent or anything else is given.
+std::string PgUrlArgument(int argc, char** argv) {
+  std::string url;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--pg-url" && i + 1 < argc) {
+      url = argv[++i];
+    } else if (absl::StartsWith(arg, "--pg-url=")) {
+      url = arg.substr(9);
+    } else {
+      return "";
+    }
+  }
+  return url;
+}
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  const std::string url = absl::GetFlag(FLAGS_pg_url);
+  const std::string url = PgUrlArgument(argc, argv);
   if (url.empty()) {
     std::fprintf(stderr, "usage: courtpiece-wallet-audit --pg-url URL\n");
     return 2;
   }
-  courtpiece::storage::PgPool pool({.url = url, .size_max = 1, .statement_timeout_ms = 0,
+  courtpiece::storage::PgPool pool({.url = url,
+                                    .size_max = 1,
+                                    .statement_timeout_ms = 0,
                                     .application_name = "courtpiece-wallet-audit"});
   absl::StatusOr<courtpiece::wallet::AuditReport> report = courtpiece::wallet::AuditLedger(pool);
   if (!report.ok()) {

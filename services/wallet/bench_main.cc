@@ -108,7 +108,8 @@ class BenchClient {
     grpc::Status s = stub_->Transfer(&context, request, &response);
     stats.latencies_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
     if (s.ok()) return true;
-    if (stats.errors++ == 0) stats.first_error = absl::StrCat(s.error_code(), " ", s.error_message());
+    if (stats.errors++ == 0)
+      stats.first_error = absl::StrCat(s.error_code(), " ", s.error_message());
     return false;
   }
 

@@ -75,9 +75,8 @@ int Run() {
   }
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics = common::Metrics::Create(
       {.service = "wallet",
-       .listen_address = config->metrics_port == 0
-                             ? ""
-                             : absl::StrCat("0.0.0.0:", config->metrics_port)});
+       .listen_address =
+           config->metrics_port == 0 ? "" : absl::StrCat("0.0.0.0:", config->metrics_port)});
   if (!metrics.ok()) {
     log.Error("metrics exposer failed", {{"status", metrics.status()}});
     return 1;
@@ -85,13 +84,13 @@ int Run() {
   common::GaugeFamily pool_gauge =
       (*metrics)->Gauge("pg_pool_connections", "Postgres pool connections by state.");
   // The statement timeout backs up the RPC deadline: no statement outlives the longest RPC.
-  storage::PgPool pool({.url = config->pg_url,
-                        .size_max = config->pool_size,
-                        .acquire_timeout_ms = static_cast<int>(
-                            absl::ToInt64Milliseconds(config->rpc_deadline_max)),
-                        .statement_timeout_ms = static_cast<int>(
-                            absl::ToInt64Milliseconds(config->rpc_deadline_max)),
-                        .application_name = "courtpiece-wallet"});
+  storage::PgPool pool(
+      {.url = config->pg_url,
+       .size_max = config->pool_size,
+       .acquire_timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(config->rpc_deadline_max)),
+       .statement_timeout_ms =
+           static_cast<int>(absl::ToInt64Milliseconds(config->rpc_deadline_max)),
+       .application_name = "courtpiece-wallet"});
   PgLedgerStore store(pool);
   Ledger ledger(store, RealClock::Instance(), config->ledger);
   if (absl::Status s = ledger.Init(absl::Now() + absl::Seconds(30)); !s.ok()) {

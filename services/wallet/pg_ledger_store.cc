@@ -21,9 +21,12 @@ constexpr int kRetryAttemptsMax = 3;  // Aborted (transient conflict) only
 
 // Account ids are validated ([A-Za-z0-9_:-]), so quoting each element is enough.
 std::string TextArray(const std::vector<std::string>& items) {
-  return absl::StrCat("{", absl::StrJoin(items, ",", [](std::string* out, const std::string& s) {
-                        absl::StrAppend(out, "\"", s, "\"");
-                      }), "}");
+  return absl::StrCat("{",
+                      absl::StrJoin(items, ",",
+                                    [](std::string* out, const std::string& s) {
+                                      absl::StrAppend(out, "\"", s, "\"");
+                                    }),
+                      "}");
 }
 
 constexpr char kApplySql[] = R"sql(
@@ -35,8 +38,7 @@ SELECT outcome, transfer_id, replayed,
 absl::Status OutcomeStatus(const std::string& outcome, const PgRow& row, absl::string_view key) {
   std::string account = row.Nullable(4).value_or("");
   if (outcome == "overdraft") {
-    return absl::FailedPreconditionError(absl::StrCat("account ", account,
-                                                      " would go below zero"));
+    return absl::FailedPreconditionError(absl::StrCat("account ", account, " would go below zero"));
   }
   if (outcome == "unknown") return absl::NotFoundError(absl::StrCat("unknown account ", account));
   if (outcome == "key_conflict") {
@@ -88,10 +90,10 @@ absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, ab
   const std::string create_param = TextArray(t.create_if_missing);
   absl::StatusOr<AppliedTransfer> out;
   absl::Status status = pool_.RunWithRetry(kRetryAttemptsMax, [&](PgTransaction& tx) {
-    ASSIGN_OR_RETURN(PgResult result,
-                     tx.Exec(kApplySql, {t.idempotency_key, t.fingerprint, t.metadata.table_id,
-                                         t.metadata.round, t.metadata.reason, accounts_param,
-                                         amounts_param, create_param}));
+    ASSIGN_OR_RETURN(
+        PgResult result,
+        tx.Exec(kApplySql, {t.idempotency_key, t.fingerprint, t.metadata.table_id, t.metadata.round,
+                            t.metadata.reason, accounts_param, amounts_param, create_param}));
     out = ParseApplied(result, t.idempotency_key);
     return out.status();  // not OK: rolled back
   });
@@ -108,8 +110,8 @@ absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, abs
       ASSIGN_OR_RETURN(balance, row.Int64(0));
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(PgResult result, tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1",
-                                              {account_id}));
+    ASSIGN_OR_RETURN(PgResult result,
+                     tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1", {account_id}));
     if (result.empty()) return absl::NotFoundError(absl::StrCat("unknown account ", account_id));
     ASSIGN_OR_RETURN(balance, result.row(0).Int64(0));
     return absl::OkStatus();
@@ -119,8 +121,8 @@ absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, abs
 }
 
 absl::StatusOr<std::vector<LedgerEntry>> PgLedgerStore::History(absl::string_view account_id,
-                                                                int64_t before_entry_id,
-                                                                int limit, absl::Time) {
+                                                                int64_t before_entry_id, int limit,
+                                                                absl::Time) {
   // "house" means every shard: a range over the (account_id, id) index per shard.
   const std::string filter = account_id == kHouseAccount
                                  ? "e.account_id IN (SELECT id FROM wallet.accounts "

@@ -87,7 +87,8 @@ void WalletService::RecordTransfer(const absl::Status& status, bool replayed, ab
 grpc::Status WalletService::OpenAccount(grpc::ServerContext* context,
                                         const v1::OpenAccountRequest* request,
                                         v1::OpenAccountResponse* response) {
-  absl::StatusOr<OpenAccountResult> r = ledger_.OpenAccount(request->player_id(), Deadline(*context));
+  absl::StatusOr<OpenAccountResult> r =
+      ledger_.OpenAccount(request->player_id(), Deadline(*context));
   if (!r.ok()) return ToGrpcStatus(r.status());
   response->set_account_id(r->account_id);
   response->set_created(r->created);
@@ -123,8 +124,7 @@ grpc::Status WalletService::Transfer(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status WalletService::History(grpc::ServerContext* context,
-                                    const v1::HistoryRequest* request,
+grpc::Status WalletService::History(grpc::ServerContext* context, const v1::HistoryRequest* request,
                                     v1::HistoryResponse* response) {
   absl::StatusOr<HistoryPage> page = ledger_.History(request->account_id(), request->page_size(),
                                                      request->cursor(), Deadline(*context));
