@@ -65,14 +65,15 @@ std::string Ledger::HouseShardFor(absl::string_view idempotency_key) const {
   return HouseShardId(static_cast<int>(StableHash(idempotency_key) % options_.house_shard_count));
 }
 
-// Unavailable means "maybe applied": retrying with the same key is safe because the store
-// then returns the first result. Aborted is a transient conflict.
-absl::StatusOr<AppliedTransfer> Ledger::ApplyWithRetry(const TransferRecord& record,
-                                                       absl::Time deadline) {
-  absl::StatusOr<AppliedTransfer> result;
+// Every store call is idempotent: reads trivially, Apply thanks to the key. Unavailable on
+// Apply means "maybe applied"; retrying with the same key is safe because the store then
+// returns the first result. Aborted is a transient conflict.
+template <typename T, typename Fn>
+absl::StatusOr<T> Ledger::WithRetry(absl::Time deadline, Fn fn) {
+  absl::StatusOr<T> result;
   for (int attempt = 0; attempt < options_.store_attempts_max; ++attempt) {
     RETURN_IF_ERROR(CheckDeadline(deadline));
-    result = store_.Apply(record, deadline);
+    result = fn();
     if (result.ok() || !IsTransient(result.status())) return result;
   }
   return result;
@@ -94,7 +95,9 @@ absl::StatusOr<OpenAccountResult> Ledger::OpenAccount(absl::string_view player_i
   record.postings = {{HouseShardFor(record.idempotency_key), -options_.starting_grant},
                      {out.account_id, options_.starting_grant}};
   record.create_if_missing = {out.account_id};
-  ASSIGN_OR_RETURN(AppliedTransfer applied, ApplyWithRetry(record, deadline));
+  ASSIGN_OR_RETURN(AppliedTransfer applied, WithRetry<AppliedTransfer>(deadline, [&] {
+                     return store_.Apply(record, deadline);
+                   }));
   out.created = !applied.replayed;
   if (out.created) {
     for (const AccountBalance& b : applied.balances_after) {
@@ -108,8 +111,7 @@ absl::StatusOr<OpenAccountResult> Ledger::OpenAccount(absl::string_view player_i
 
 absl::StatusOr<int64_t> Ledger::GetBalance(absl::string_view account_id, absl::Time deadline) {
   RETURN_IF_ERROR(ParseAccountId(account_id).status());
-  RETURN_IF_ERROR(CheckDeadline(deadline));
-  return store_.Balance(account_id, deadline);
+  return WithRetry<int64_t>(deadline, [&] { return store_.Balance(account_id, deadline); });
 }
 
 absl::Status Ledger::ValidateMetadata(const TransferMetadata& metadata) const {
@@ -199,7 +201,9 @@ absl::StatusOr<TransferRecord> Ledger::ToRecord(const TransferRequest& request) 
 absl::StatusOr<TransferResult> Ledger::Transfer(const TransferRequest& request,
                                                 absl::Time deadline) {
   ASSIGN_OR_RETURN(TransferRecord record, ToRecord(request));
-  ASSIGN_OR_RETURN(AppliedTransfer applied, ApplyWithRetry(record, deadline));
+  ASSIGN_OR_RETURN(AppliedTransfer applied, WithRetry<AppliedTransfer>(deadline, [&] {
+                     return store_.Apply(record, deadline);
+                   }));
   TransferResult out;
   out.transfer_id = applied.transfer_id;
   out.replayed = applied.replayed;
@@ -222,11 +226,12 @@ absl::StatusOr<HistoryPage> Ledger::History(absl::string_view account_id, int pa
        !absl::SimpleAtoi(cursor.substr(kCursorPrefix.size()), &before) || before <= 0)) {
     return absl::InvalidArgumentError("malformed cursor");
   }
-  RETURN_IF_ERROR(CheckDeadline(deadline));
   // NotFound for an unknown account, rather than an empty page.
-  RETURN_IF_ERROR(store_.Balance(account_id, deadline).status());
+  RETURN_IF_ERROR(GetBalance(account_id, deadline).status());
   ASSIGN_OR_RETURN(std::vector<LedgerEntry> entries,
-                   store_.History(account_id, before, page_size + 1, deadline));
+                   WithRetry<std::vector<LedgerEntry>>(deadline, [&] {
+                     return store_.History(account_id, before, page_size + 1, deadline);
+                   }));
   HistoryPage page;
   if (entries.size() > static_cast<size_t>(page_size)) {
     entries.resize(page_size);

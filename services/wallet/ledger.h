@@ -32,7 +32,7 @@ struct LedgerOptions {
   int reason_length_max = 64;
   int history_page_size_default = 50;
   int history_page_size_max = 100;
-  int store_attempts_max = 3;  // tries of one idempotent store call on Unavailable/Aborted
+  int store_attempts_max = 3;  // tries of one store call on Unavailable/Aborted
 };
 
 enum class Side { kUnspecified, kDebit, kCredit };
@@ -96,7 +96,10 @@ class Ledger {
   absl::Status ValidateMetadata(const TransferMetadata& metadata) const;
   absl::StatusOr<TransferRecord> ToRecord(const TransferRequest& request) const;
   std::string HouseShardFor(absl::string_view idempotency_key) const;
-  absl::StatusOr<AppliedTransfer> ApplyWithRetry(const TransferRecord& record, absl::Time deadline);
+  // Runs an idempotent store call up to store_attempts_max times while it fails with
+  // Unavailable or Aborted and the deadline has not passed.
+  template <typename T, typename Fn>
+  absl::StatusOr<T> WithRetry(absl::Time deadline, Fn fn);
   absl::Status CheckDeadline(absl::Time deadline) const;
 
   LedgerStore& store_;
