@@ -50,7 +50,7 @@ CREATE TRIGGER transfers_no_truncate BEFORE TRUNCATE ON wallet.transfers
 
 -- Applies one transfer, in one round trip; the caller's transaction makes it atomic.
 --   p_accounts/p_amounts: the postings (stored account ids, signed amounts, sum zero);
---   p_create: accounts (pots, a new player) to create at balance 0 if missing.
+--   p_create: credited accounts (pots, a new player) to create if missing.
 -- Returns rows (outcome, transfer_id, replayed, created_at, account_id, balance_after):
 --   'ok'           one row per posting, sorted by account (replayed: the key was applied
 --                  before; then the stored result comes back and nothing moves);
@@ -59,10 +59,10 @@ CREATE TRIGGER transfers_no_truncate BEFORE TRUNCATE ON wallet.transfers
 --   'key_conflict' one row: the key was used before for a different request.
 -- After any outcome but 'ok' the caller MUST roll back: earlier postings may have been
 -- written. (Expected outcomes are rows, not exceptions, so their codes stay exact.)
--- Locks: account rows are locked (created first if asked) one by one in "C" order of id, so
--- two transfers always lock in the same global order and cannot deadlock. The only lock
--- taken before them is the key's unique-index entry, which only a transfer with the same
--- key waits for, and that one holds no row lock yet.
+-- Locks: account rows are locked by their UPDATE (or upsert) one by one in "C" order of
+-- id, so two transfers always lock in the same global order and cannot deadlock. The only
+-- lock taken before them is the key's unique-index entry, which only a transfer with the
+-- same key waits for, and that one holds no row lock yet.
 CREATE FUNCTION wallet.apply_transfer(
     p_key text, p_fingerprint text, p_table_id text, p_round bigint, p_reason text,
     p_accounts text[], p_amounts bigint[], p_create text[])
@@ -76,8 +76,10 @@ DECLARE
   v_created timestamptz;
   v_account text;
   v_amount bigint;
-  v_kind text;
   v_balance bigint;
+  v_accounts text[] := '{}';
+  v_amounts bigint[] := '{}';
+  v_balances bigint[] := '{}';
 BEGIN
   IF (SELECT coalesce(sum(a), 0) FROM unnest(p_amounts) AS a) <> 0 THEN
     RAISE EXCEPTION 'postings do not sum to zero';
@@ -102,23 +104,28 @@ BEGIN
     ORDER BY p.acc COLLATE "C"
   LOOP
     IF v_account = ANY (p_create) THEN
-      INSERT INTO wallet.accounts (id, kind) VALUES (v_account, split_part(v_account, ':', 1))
-        ON CONFLICT (id) DO NOTHING;
+      INSERT INTO wallet.accounts AS a (id, kind, balance)
+        VALUES (v_account, split_part(v_account, ':', 1), v_amount)
+        ON CONFLICT (id) DO UPDATE SET balance = a.balance + EXCLUDED.balance
+        RETURNING a.balance INTO v_balance;
+    ELSE
+      UPDATE wallet.accounts a SET balance = a.balance + v_amount
+        WHERE a.id = v_account AND (a.kind = 'house' OR a.balance + v_amount >= 0)
+        RETURNING a.balance INTO v_balance;
+      IF NOT FOUND THEN
+        RETURN QUERY SELECT
+          CASE WHEN EXISTS (SELECT 1 FROM wallet.accounts a WHERE a.id = v_account)
+               THEN 'overdraft' ELSE 'unknown' END,
+          v_id, false, v_created, v_account, NULL::bigint;
+        RETURN;
+      END IF;
     END IF;
-    SELECT a.kind, a.balance INTO v_kind, v_balance
-      FROM wallet.accounts a WHERE a.id = v_account FOR UPDATE;
-    IF NOT FOUND THEN
-      RETURN QUERY SELECT 'unknown'::text, v_id, false, v_created, v_account, NULL::bigint;
-      RETURN;
-    END IF;
-    v_balance := v_balance + v_amount;
-    IF v_balance < 0 AND v_kind <> 'house' THEN
-      RETURN QUERY SELECT 'overdraft'::text, v_id, false, v_created, v_account, v_balance;
-      RETURN;
-    END IF;
-    UPDATE wallet.accounts a SET balance = v_balance WHERE a.id = v_account;
-    INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
-      VALUES (v_id, v_account, v_amount, v_balance);
-    RETURN QUERY SELECT 'ok'::text, v_id, false, v_created, v_account, v_balance;
+    v_accounts := v_accounts || v_account;
+    v_amounts := v_amounts || v_amount;
+    v_balances := v_balances || v_balance;
   END LOOP;
+  INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
+    SELECT v_id, x.acc, x.amt, x.bal FROM unnest(v_accounts, v_amounts, v_balances) AS x(acc, amt, bal);
+  RETURN QUERY SELECT 'ok'::text, v_id, false, v_created, x.acc, x.bal
+    FROM unnest(v_accounts, v_balances) AS x(acc, bal);
 END $$;
