@@ -209,6 +209,17 @@ TEST_F(PgLedgerTest, ConcurrentSameKeyMovesOnce) {
   ExpectAuditOk();
 }
 
+TEST(PgLedgerUnreachableTest, UnreachablePostgresIsUnavailable) {
+  // Nothing listens on port 1: every connect is refused at once.
+  storage::PgPool pool({.url = "postgresql://postgres@127.0.0.1:1/none", .size_max = 2});
+  PgLedgerStore store(pool);
+  Ledger ledger(store, RealClock::Instance(), LedgerOptions());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  EXPECT_THAT(ledger.Transfer(Stakes("k1"), deadline), StatusIs(C::kUnavailable));
+  EXPECT_THAT(ledger.GetBalance("house", deadline), StatusIs(C::kUnavailable));
+  EXPECT_THAT(ledger.OpenAccount("zoe", deadline), StatusIs(C::kUnavailable));
+}
+
 // Many workers move coins between a few hot accounts (four players, two shared pots, the
 // house), each request sent twice with its key, while another thread keeps killing the
 // store's Postgres backends. Every key must move coins exactly once: the final balances are
