@@ -35,9 +35,9 @@ std::optional<std::string> EnvConfig::Lookup(std::string_view name) const {
   return value;
 }
 
-void EnvConfig::AddError(std::string_view name, std::string_view value,
-                         std::string_view allowed) {
-  errors_.push_back(absl::StrCat(ToAbsl(name), "=\"", ToAbsl(value), "\": allowed ", ToAbsl(allowed)));
+void EnvConfig::AddError(std::string_view name, std::string_view value, std::string_view allowed) {
+  errors_.push_back(
+      absl::StrCat(ToAbsl(name), "=\"", ToAbsl(value), "\": allowed ", ToAbsl(allowed)));
 }
 
 std::string EnvConfig::String(std::string_view name, std::string_view default_value) {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "courtpiece/common/absl_compat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
+#include "courtpiece/common/absl_compat.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "google/protobuf/descriptor.h"
@@ -24,18 +24,20 @@
 namespace courtpiece::common {
 namespace {
 
-// The method label: the full path for methods of linked protos and gRPC's own services,
+// The method label: the full path for methods of linked protos and of health and reflection,
 // "unknown" otherwise (so a client cannot grow the label set with made-up names).
 std::string MethodLabel(const char* method) {
   if (method == nullptr) return "unknown";
   const absl::string_view path(method);
-  if (absl::StartsWith(path, "/grpc.")) return std::string(path);
+  if (absl::StartsWith(path, "/grpc.health.v1.Health/") ||
+      absl::StartsWith(path, "/grpc.reflection.v1alpha.ServerReflection/")) {
+    return std::string(path);
+  }
   const size_t slash = path.rfind('/');
   if (path.size() < 2 || path[0] != '/' || slash == 0) return "unknown";
   const std::string full_name =
       absl::StrCat(path.substr(1, slash - 1), ".", path.substr(slash + 1));
-  if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(full_name) ==
-      nullptr) {
+  if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(full_name) == nullptr) {
     return "unknown";
   }
   return std::string(path);
@@ -82,8 +84,8 @@ class MetricsInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit MetricsInterceptorFactory(Metrics& metrics)
-      : handled_(metrics.Counter("grpc_server_handled",
-                                 "Finished RPCs by method and status code.")),
+      : handled_(
+            metrics.Counter("grpc_server_handled", "Finished RPCs by method and status code.")),
         latency_(metrics.LatencyHistogram("grpc_server_handling",
                                           "RPC latency in seconds by method and status code.")) {}
 
@@ -107,6 +109,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &port);
+  // A port held by another process must fail loudly, not silently share its traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
@@ -202,8 +206,8 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
   grpc::ByteBuffer response;
   grpc::Status status;
   absl::Notification done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status s) {
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
                    status = std::move(s);
                    done.Notify();
                  });

@@ -1,1 +1,333 @@
+// GrpcServer against real clients on loopback: metrics per RPC, health, limits, shutdown.
+#include "courtpiece/common/grpc_server.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/shutdown_signal.h"
+#include "courtpiece/common/status_matchers.h"
+#include "courtpiece/testing/v1/echo.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+
+// Outside namespace courtpiece: the proto package courtpiece.testing would shadow ::testing.
+namespace {
+
+using ::courtpiece::common::CheckHealth;
+using ::courtpiece::common::CreateGrpcChannel;
+using ::courtpiece::common::GrpcServer;
+using ::courtpiece::common::GrpcServerOptions;
+using ::courtpiece::common::IsOk;
+using ::courtpiece::common::Metrics;
+using ::courtpiece::common::StatusIs;
+using ::courtpiece::testing::v1::EchoRequest;
+using ::courtpiece::testing::v1::EchoResponse;
+using ::courtpiece::testing::v1::EchoService;
+using ::testing::HasSubstr;
+
+constexpr char kEchoMethod[] = "/courtpiece.testing.v1.EchoService/Echo";
+
+// Echoes after delay_ms, or returns early when the call is cancelled.
+class EchoServiceImpl final : public EchoService::Service {
+ public:
+  grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
+                    EchoResponse* response) override {
+    {
+      absl::MutexLock lock(&mu_);
+      ++started_;
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(request->delay_ms());
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (request->status_code() != 0) {
+      return grpc::Status(static_cast<grpc::StatusCode>(request->status_code()), "asked to fail");
+    }
+    response->set_message(request->message());
+    return grpc::Status::OK;
+  }
+
+  // Blocks until `n` calls have entered Echo.
+  void AwaitStarted(int n) {
+    absl::MutexLock lock(&mu_);
+    const auto reached = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return started_ >= n; };
+    mu_.Await(absl::Condition(&reached));
+  }
+
+ private:
+  absl::Mutex mu_;
+  int started_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class GrpcServerTest : public ::testing::Test {
+ protected:
+  void StartServer(GrpcServerOptions options = {}) {
+    options.listen_address = "127.0.0.1:0";
+    absl::StatusOr<std::unique_ptr<GrpcServer>> server =
+        GrpcServer::Start(options, {&service_}, metrics_);
+    ASSERT_THAT(server, IsOk());
+    server_ = std::move(*server);
+    ASSERT_GT(server_->port(), 0);
+    channel_ = grpc::CreateChannel(server_->LoopbackAddress(), grpc::InsecureChannelCredentials());
+    stub_ = EchoService::NewStub(channel_);
+  }
+
+  grpc::Status Call(const std::string& message, int delay_ms, int status_code,
+                    EchoResponse* response) {
+    EchoRequest request;
+    request.set_message(message);
+    request.set_delay_ms(delay_ms);
+    request.set_status_code(status_code);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return stub_->Echo(&context, request, response);
+  }
+
+  // The lines of the registry that contain `needle`.
+  std::string MetricLines(const std::string& needle) {
+    std::string out;
+    for (absl::string_view line : absl::StrSplit(metrics_.Serialize(), '\n')) {
+      if (line.find(needle) != absl::string_view::npos && line[0] != '#') {
+        out.append(line.data(), line.size());
+        out.push_back('\n');
+      }
+    }
+    return out;
+  }
+
+  Metrics metrics_{"echo"};
+  EchoServiceImpl service_;
+  std::unique_ptr<GrpcServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<EchoService::Stub> stub_;
+};
+
+TEST_F(GrpcServerTest, CountsEachCallWithMethodAndCode) {
+  StartServer();
+  EchoResponse response;
+  ASSERT_TRUE(Call("hi", 0, 0, &response).ok());
+  EXPECT_EQ(response.message(), "hi");
+  ASSERT_TRUE(Call("hi", 0, 0, &response).ok());
+  const grpc::Status failed =
+      Call("x", 0, static_cast<int>(grpc::StatusCode::NOT_FOUND), &response);
+  EXPECT_EQ(failed.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(failed.error_message(), "asked to fail");
+
+  EXPECT_EQ(MetricLines("grpc_server_handled_total{"),
+            "courtpiece_echo_grpc_server_handled_total{code=\"NOT_FOUND\",method=\"" +
+                std::string(kEchoMethod) + "\"} 1\n" +
+                "courtpiece_echo_grpc_server_handled_total{code=\"OK\",method=\"" +
+                std::string(kEchoMethod) + "\"} 2\n");
+  EXPECT_EQ(MetricLines("grpc_server_handling_seconds_count{"),
+            "courtpiece_echo_grpc_server_handling_seconds_count{code=\"NOT_FOUND\",method=\"" +
+                std::string(kEchoMethod) + "\"} 1\n" +
+                "courtpiece_echo_grpc_server_handling_seconds_count{code=\"OK\",method=\"" +
+                std::string(kEchoMethod) + "\"} 2\n");
+}
+
+TEST_F(GrpcServerTest, UnknownMethodIsLabelledUnknown) {
+  StartServer();
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  absl::Notification done;
+  generic.UnaryCall(&context, "/no.such.Service/Made_Up_1", grpc::StubOptions(), &request,
+                    &response, [&](grpc::Status s) {
+                      status = std::move(s);
+                      done.Notify();
+                    });
+  done.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(MetricLines("Made_Up"), "");
+}
+
+TEST_F(GrpcServerTest, HealthCheckAnswersServing) {
+  StartServer();
+  EXPECT_THAT(CheckHealth(*channel_, "", absl::Seconds(10)), IsOk());
+  EXPECT_EQ(CheckHealth(*channel_, "", absl::Seconds(10)).value(), true);
+  EXPECT_THAT(CheckHealth(*channel_, "no.such.Service", absl::Seconds(10)),
+              StatusIs(absl::StatusCode::kNotFound));
+  server_->SetServing(false);
+  EXPECT_EQ(CheckHealth(*channel_, "", absl::Seconds(10)).value(), false);
+  EXPECT_EQ(MetricLines("handled_total{code=\"OK\",method=\"/grpc.health.v1.Health/Check\"}"),
+            "courtpiece_echo_grpc_server_handled_total{code=\"OK\",method=\"/grpc.health.v1."
+            "Health/Check\"} 3\n");
+}
+
+// Lists services through grpc.reflection.v1alpha with a raw bidi stream (no reflection
+// protos are installed): request {list_services: ""}, then look for our service's name.
+TEST_F(GrpcServerTest, ReflectionListsServices) {
+  StartServer();
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::CompletionQueue cq;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = generic.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&](intptr_t want) {
+    ASSERT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_EQ(reinterpret_cast<intptr_t>(tag), want);
+    EXPECT_TRUE(ok);
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  step(1);
+  grpc::Slice list_services(std::string("\x3a\x00", 2));  // field 7, empty string
+  grpc::ByteBuffer request(&list_services, 1);
+  call->Write(request, reinterpret_cast<void*>(2));
+  step(2);
+  call->WritesDone(reinterpret_cast<void*>(3));
+  step(3);
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(4));
+  step(4);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  grpc::Slice reply;
+  ASSERT_TRUE(response.DumpToSingleSlice(&reply).ok());
+  const std::string bytes(reinterpret_cast<const char*>(reply.begin()), reply.size());
+  EXPECT_THAT(bytes, HasSubstr("courtpiece.testing.v1.EchoService"));
+  EXPECT_THAT(bytes, HasSubstr("grpc.health.v1.Health"));
+}
+
+TEST_F(GrpcServerTest, ClientChannelCountsCallsAndHonoursTimeout) {
+  StartServer();
+  Metrics client_metrics("table");
+  std::unique_ptr<EchoService::Stub> stub =
+      EchoService::NewStub(CreateGrpcChannel(server_->LoopbackAddress(), &client_metrics));
+  auto call = [&](int delay_ms, int status_code, absl::Duration timeout) {
+    EchoRequest request;
+    request.set_message("m");
+    request.set_delay_ms(delay_ms);
+    request.set_status_code(status_code);
+    EchoResponse response;
+    grpc::ClientContext context;
+    courtpiece::common::SetTimeout(context, timeout);
+    return stub->Echo(&context, request, &response).error_code();
+  };
+  EXPECT_EQ(call(0, 0, absl::Seconds(10)), grpc::StatusCode::OK);
+  EXPECT_EQ(call(0, 9, absl::Seconds(10)), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(call(5'000, 0, absl::Milliseconds(50)), grpc::StatusCode::DEADLINE_EXCEEDED);
+  std::string lines;
+  for (absl::string_view line : absl::StrSplit(client_metrics.Serialize(), '\n')) {
+    if (absl::StartsWith(line, "courtpiece_table_grpc_client_handled_total{") ||
+        absl::StartsWith(line, "courtpiece_table_grpc_client_handling_seconds_count{")) {
+      lines.append(line.data(), line.size());
+      lines.push_back('\n');
+    }
+  }
+  const std::string method = std::string("method=\"") + kEchoMethod + "\"}";
+  EXPECT_EQ(
+      lines,
+      "courtpiece_table_grpc_client_handled_total{code=\"DEADLINE_EXCEEDED\"," + method + " 1\n" +
+          "courtpiece_table_grpc_client_handled_total{code=\"FAILED_PRECONDITION\"," + method +
+          " 1\n" + "courtpiece_table_grpc_client_handled_total{code=\"OK\"," + method + " 1\n" +
+          "courtpiece_table_grpc_client_handling_seconds_count{code=\"DEADLINE_EXCEEDED\"," +
+          method + " 1\n" +
+          "courtpiece_table_grpc_client_handling_seconds_count{code=\"FAILED_PRECONDITION\"," +
+          method + " 1\n" + "courtpiece_table_grpc_client_handling_seconds_count{code=\"OK\"," +
+          method + " 1\n");
+}
+
+TEST_F(GrpcServerTest, InProcessChannelReachesServices) {
+  StartServer();
+  std::unique_ptr<EchoService::Stub> stub = EchoService::NewStub(server_->InProcessChannel());
+  EchoRequest request;
+  request.set_message("local");
+  EchoResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub->Echo(&context, request, &response).ok());
+  EXPECT_EQ(response.message(), "local");
+}
+
+TEST_F(GrpcServerTest, OversizedRequestIsResourceExhausted) {
+  GrpcServerOptions options;
+  options.max_receive_message_bytes = 1024;
+  StartServer(options);
+  EchoResponse response;
+  EXPECT_TRUE(Call(std::string(900, 'a'), 0, 0, &response).ok());
+  const grpc::Status status = Call(std::string(2000, 'a'), 0, 0, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(GrpcServerTest, PortInUseIsUnavailable) {
+  StartServer();
+  GrpcServerOptions options;
+  options.listen_address = server_->LoopbackAddress();
+  EchoServiceImpl other;
+  EXPECT_THAT(GrpcServer::Start(options, {&other}, metrics_),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr(server_->LoopbackAddress())));
+}
+
+TEST_F(GrpcServerTest, SigtermDrainsInFlightCallWithinDeadline) {
+  courtpiece::common::ShutdownSignal::Install();
+  StartServer();
+  grpc::Status in_flight;
+  EchoResponse response;
+  std::thread client([&] { in_flight = Call("slow", 300, 0, &response); });
+  service_.AwaitStarted(1);
+
+  const auto start = std::chrono::steady_clock::now();
+  int signo = -1;
+  std::thread serving(
+      [&] { signo = courtpiece::common::ServeUntilShutdownSignal(*server_, absl::Seconds(5)); });
+  ASSERT_EQ(raise(SIGTERM), 0);
+  serving.join();
+  client.join();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+
+  EXPECT_EQ(signo, SIGTERM);
+  EXPECT_TRUE(in_flight.ok()) << in_flight.error_message();
+  EXPECT_EQ(response.message(), "slow");
+  EXPECT_LT(elapsed, std::chrono::seconds(5));
+  EchoResponse after;
+  EXPECT_EQ(Call("late", 0, 0, &after).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(MetricLines("handled_total{code=\"OK\",method=\"/courtpiece"),
+            "courtpiece_echo_grpc_server_handled_total{code=\"OK\",method=\"" +
+                std::string(kEchoMethod) + "\"} 1\n");
+}
+
+TEST_F(GrpcServerTest, CallOutlivingDrainDeadlineIsCancelledAsUnavailable) {
+  StartServer();
+  grpc::Status in_flight;
+  EchoResponse response;
+  std::thread client([&] { in_flight = Call("stuck", 60'000, 0, &response); });
+  service_.AwaitStarted(1);
+
+  const auto start = std::chrono::steady_clock::now();
+  server_->Shutdown(absl::Now() + absl::Milliseconds(200));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  client.join();
+
+  EXPECT_GE(elapsed, std::chrono::milliseconds(150));
+  EXPECT_LT(elapsed, std::chrono::seconds(5));
+  // gRPC cancels the leftover call; the client sees UNAVAILABLE (retryable elsewhere).
+  EXPECT_EQ(in_flight.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(in_flight.error_message(), "Cancelling all calls");
+  server_->Shutdown(absl::Now());  // idempotent
+}
+
+}  // namespace

@@ -49,8 +49,8 @@ absl::StatusOr<std::string> HexDecode(std::string_view hex) {
       sodium_hex2bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), hex.data(),
                      hex.size(), nullptr, &out_len, &end) != 0 ||
       end != hex.data() + hex.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("not an even-length hex string: \"",
-                                                   ToAbsl(hex.substr(0, 64)), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not an even-length hex string: \"", ToAbsl(hex.substr(0, 64)), "\""));
   }
   out.resize(out_len);
   return out;
@@ -81,8 +81,8 @@ absl::StatusOr<std::string> Base64UrlDecode(std::string_view text) {
 absl::StatusOr<SessionTokens> SessionTokens::Create(std::string_view key, const Clock& clock) {
   EnsureSodium();
   if (key.size() != kKeyBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("session token key must be ", kKeyBytes,
-                                                   " bytes, got ", key.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("session token key must be ", kKeyBytes, " bytes, got ", key.size()));
   }
   return SessionTokens(std::string(key), clock);
 }
@@ -109,8 +109,8 @@ absl::StatusOr<SessionClaims> SessionTokens::Verify(std::string_view token) cons
   if (!payload.ok() || !mac.ok() || mac->size() != crypto_auth_hmacsha256_BYTES) {
     return absl::InvalidArgumentError("malformed session token");
   }
-  if (crypto_auth_hmacsha256_verify(Bytes(*mac), Bytes(*payload), payload->size(),
-                                    Bytes(key_)) != 0) {
+  if (crypto_auth_hmacsha256_verify(Bytes(*mac), Bytes(*payload), payload->size(), Bytes(key_)) !=
+      0) {
     return absl::UnauthenticatedError("session token signature mismatch");
   }
   const std::vector<absl::string_view> fields = absl::StrSplit(*payload, absl::MaxSplits('|', 2));
@@ -122,7 +122,8 @@ absl::StatusOr<SessionClaims> SessionTokens::Verify(std::string_view token) cons
   const absl::Time expires_at = absl::FromUnixSeconds(expires_unix_s);
   if (clock_->Now() >= expires_at) {
     return absl::UnauthenticatedError(
-        absl::StrCat("session token expired at ", absl::FormatTime(absl::RFC3339_sec, expires_at, absl::UTCTimeZone())));
+        absl::StrCat("session token expired at ",
+                     absl::FormatTime(absl::RFC3339_sec, expires_at, absl::UTCTimeZone())));
   }
   return SessionClaims{std::string(fields[2]), expires_at};
 }

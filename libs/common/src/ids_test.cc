@@ -58,9 +58,9 @@ TEST(IdsTest, Base64UrlDecodeRejectsBadInput) {
 
 TEST(SessionTokensTest, KeyMustBe32Bytes) {
   FakeClock clock;
-  EXPECT_THAT(SessionTokens::Create("short", clock),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "session token key must be 32 bytes, got 5"));
+  EXPECT_THAT(
+      SessionTokens::Create("short", clock),
+      StatusIs(absl::StatusCode::kInvalidArgument, "session token key must be 32 bytes, got 5"));
 }
 
 TEST(SessionTokensTest, IssueThenVerify) {
@@ -82,9 +82,8 @@ TEST(SessionTokensTest, ExpiresAtTheExpirySecond) {
   clock.Advance(absl::Hours(1) - absl::Seconds(1));
   EXPECT_THAT(tokens.Verify(token), IsOk());
   clock.Advance(absl::Seconds(1));
-  EXPECT_THAT(tokens.Verify(token),
-              StatusIs(absl::StatusCode::kUnauthenticated,
-                       "session token expired at 2023-11-14T23:13:20+00:00"));
+  EXPECT_THAT(tokens.Verify(token), StatusIs(absl::StatusCode::kUnauthenticated,
+                                             "session token expired at 2023-11-14T23:13:20+00:00"));
 }
 
 TEST(SessionTokensTest, OtherKeyOrTamperedPayloadIsBadSignature) {
@@ -92,12 +91,12 @@ TEST(SessionTokensTest, OtherKeyOrTamperedPayloadIsBadSignature) {
   const SessionTokens tokens = SessionTokens::Create(kKey, clock).value();
   const SessionTokens other = SessionTokens::Create(std::string(32, 'o'), clock).value();
   const std::string token = tokens.Issue("p-1", absl::Hours(1));
-  EXPECT_THAT(other.Verify(token), StatusIs(absl::StatusCode::kUnauthenticated,
-                                            "session token signature mismatch"));
+  EXPECT_THAT(other.Verify(token),
+              StatusIs(absl::StatusCode::kUnauthenticated, "session token signature mismatch"));
   const std::string mac = token.substr(token.find('.'));
   const std::string forged = Base64UrlEncode("v1|9999999999|p-1") + mac;
-  EXPECT_THAT(tokens.Verify(forged), StatusIs(absl::StatusCode::kUnauthenticated,
-                                              "session token signature mismatch"));
+  EXPECT_THAT(tokens.Verify(forged),
+              StatusIs(absl::StatusCode::kUnauthenticated, "session token signature mismatch"));
 }
 
 TEST(SessionTokensTest, MalformedTokens) {
@@ -107,8 +106,8 @@ TEST(SessionTokensTest, MalformedTokens) {
   for (const std::string& bad : {std::string(""), std::string("abc"), token + ".x",
                                  std::string("!!!.") + token.substr(token.find('.') + 1),
                                  token.substr(0, token.size() - 2)}) {
-    EXPECT_THAT(tokens.Verify(bad), StatusIs(absl::StatusCode::kInvalidArgument,
-                                             HasSubstr("malformed session token")))
+    EXPECT_THAT(tokens.Verify(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("malformed session token")))
         << bad;
   }
 }
@@ -116,16 +115,16 @@ TEST(SessionTokensTest, MalformedTokens) {
 TEST(SessionTokensTest, SignedButUnknownPayloadIsMalformed) {
   FakeClock clock;
   const SessionTokens tokens = SessionTokens::Create(kKey, clock).value();
-  for (const std::string payload : {"v2|1800000000|p-1", "v1|soon|p-1", "v1|1800000000|",
-                                    "v1|1800000000"}) {
+  for (const std::string payload :
+       {"v2|1800000000|p-1", "v1|soon|p-1", "v1|1800000000|", "v1|1800000000"}) {
     unsigned char mac[crypto_auth_hmacsha256_BYTES];
     crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(payload.data()),
                            payload.size(), reinterpret_cast<const unsigned char*>(kKey.data()));
     const std::string token =
         Base64UrlEncode(payload) + "." +
         Base64UrlEncode(std::string(reinterpret_cast<const char*>(mac), sizeof(mac)));
-    EXPECT_THAT(tokens.Verify(token), StatusIs(absl::StatusCode::kInvalidArgument,
-                                               "malformed session token payload"))
+    EXPECT_THAT(tokens.Verify(token),
+                StatusIs(absl::StatusCode::kInvalidArgument, "malformed session token payload"))
         << payload;
   }
 }

@@ -28,12 +28,13 @@ TEST_F(LogTest, WritesOneJsonLineWithFieldsInOrder) {
                              {"coins", uint64_t{500}},
                              {"ratio", 0.5},
                              {"bots", true},
-                             {"err", absl::NotFoundError("x")}});
+                             {"err", absl::NotFoundError("x")},
+                             {"why", absl::NotFoundError("y").message()}});
   ASSERT_EQ(lines_.size(), 1u);
   EXPECT_EQ(lines_[0],
             "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"component\":\"lobby\","
             "\"msg\":\"table created\",\"table_id\":\"t-1\",\"seats\":4,\"coins\":500,"
-            "\"ratio\":0.5,\"bots\":true,\"err\":\"NOT_FOUND: x\"}\n");
+            "\"ratio\":0.5,\"bots\":true,\"err\":\"NOT_FOUND: x\",\"why\":\"y\"}\n");
 }
 
 TEST_F(LogTest, DropsLinesBelowLevel) {

@@ -80,8 +80,10 @@ HistogramFamily Metrics::LatencyHistogram(std::string_view name, std::string_vie
 }
 
 GaugeFamily Metrics::Gauge(std::string_view name, std::string_view help) {
-  return GaugeFamily(
-      &prometheus::BuildGauge().Name(FullName(name, "")).Help(std::string(help)).Register(*registry_));
+  return GaugeFamily(&prometheus::BuildGauge()
+                          .Name(FullName(name, ""))
+                          .Help(std::string(help))
+                          .Register(*registry_));
 }
 
 std::string Metrics::Serialize() const {

@@ -35,10 +35,21 @@ TEST(MetricsTest, HistogramUsesSecondsAndBuckets) {
             "courtpiece_wallet_transfer_seconds_bucket{kind=\"stake\",le=\"+Inf\"} 2\n");
 }
 
+TEST(MetricsTest, ScopedLatencyObservesOnce) {
+  Metrics metrics("wallet");
+  prometheus::Histogram& histogram =
+      metrics.LatencyHistogram("op", "Op time.").WithLabels({{"op", "x"}});
+  { ScopedLatency timer(histogram); }
+  const prometheus::ClientMetric collected = histogram.Collect();
+  EXPECT_EQ(collected.histogram.sample_count, 1u);
+  EXPECT_GE(collected.histogram.sample_sum, 0.0);
+  EXPECT_LT(collected.histogram.sample_sum, 10.0);
+}
+
 TEST(MetricsTest, DefaultBucketsAndGauge) {
   EXPECT_EQ(DefaultLatencyBucketsSeconds(),
-            (std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-                                 5, 10}));
+            (std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+                                 10}));
   Metrics metrics("table");
   metrics.Gauge("live_tables", "Tables in memory.").WithLabels({}).Set(3);
   EXPECT_EQ(metrics.Serialize(),

@@ -53,9 +53,8 @@ std::optional<int> ShutdownSignal::WaitFor(absl::Duration timeout) {
     const absl::Duration left = deadline - absl::Now();
     int timeout_ms = -1;
     if (timeout != absl::InfiniteDuration()) {
-      timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(left < absl::ZeroDuration()
-                                                                  ? absl::ZeroDuration()
-                                                                  : left));
+      timeout_ms = static_cast<int>(
+          absl::ToInt64Milliseconds(left < absl::ZeroDuration() ? absl::ZeroDuration() : left));
     }
     pollfd pfd = {read_fd_, POLLIN, 0};
     const int ready = poll(&pfd, 1, timeout_ms);

@@ -1,7 +1,8 @@
 // status_macros.h and status_matchers.h.
+#include "absl/status/status.h"
+
 #include <string>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/common/status_matchers.h"

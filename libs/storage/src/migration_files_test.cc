@@ -57,8 +57,7 @@ TEST(MigrationChecksum, Sha256Hex) {
 
 TEST(PlanMigrations, PendingInOrderAndUnknownApplied) {
   std::vector<MigrationFile> files = {File(1, "a"), File(2, "b"), File(3, "c")};
-  std::vector<AppliedMigration> applied = {{1, "m1", MigrationChecksum("a")},
-                                           {9, "gone", "x"}};
+  std::vector<AppliedMigration> applied = {{1, "m1", MigrationChecksum("a")}, {9, "gone", "x"}};
   absl::StatusOr<MigrationPlan> plan = PlanMigrations(files, applied);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->pending.size(), 2u);

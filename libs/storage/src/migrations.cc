@@ -1,11 +1,12 @@
 // ApplyMigrations: the database side of migrations (one session, advisory lock per schema).
+#include "courtpiece/storage/migrations.h"
+
 #include <exception>
 #include <pqxx/pqxx>
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "courtpiece/storage/migrations.h"
 #include "pg_internal.h"
 
 namespace courtpiece::storage {

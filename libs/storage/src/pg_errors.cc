@@ -14,8 +14,8 @@ absl::StatusCode PgSqlStateToCode(absl::string_view sqlstate) {
   const absl::string_view klass = sqlstate.substr(0, 2);
   // Exact states first: they refine their class.
   if (sqlstate == "40001" || sqlstate == "40P01") return C::kAborted;  // retry the txn
-  if (sqlstate == "40003") return C::kUnavailable;  // statement completion unknown
-  if (sqlstate == "55P03") return C::kAborted;      // lock not available (NOWAIT/lock_timeout)
+  if (sqlstate == "40003") return C::kUnavailable;       // statement completion unknown
+  if (sqlstate == "55P03") return C::kAborted;           // lock not available (NOWAIT/lock_timeout)
   if (sqlstate == "57014") return C::kDeadlineExceeded;  // statement timeout / cancel
   if (sqlstate == "23505") return C::kAlreadyExists;
   if (sqlstate == "P0001") return C::kFailedPrecondition;  // RAISE EXCEPTION in plpgsql
@@ -33,9 +33,9 @@ absl::StatusCode PgSqlStateToCode(absl::string_view sqlstate) {
 
 absl::Status PgErrorStatus(absl::string_view sqlstate, absl::string_view message) {
   absl::string_view trimmed = absl::StripTrailingAsciiWhitespace(message);
-  return absl::Status(PgSqlStateToCode(sqlstate),
-                      absl::StrCat("postgres [", sqlstate.empty() ? "-----" : sqlstate, "] ",
-                                   trimmed));
+  return absl::Status(
+      PgSqlStateToCode(sqlstate),
+      absl::StrCat("postgres [", sqlstate.empty() ? "-----" : sqlstate, "] ", trimmed));
 }
 
 }  // namespace courtpiece::storage

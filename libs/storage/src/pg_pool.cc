@@ -1,5 +1,7 @@
 #include "courtpiece/storage/pg_pool.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cassert>
 #include <exception>
@@ -52,7 +54,8 @@ absl::Status PgExceptionToStatus(std::exception_ptr error) {
 std::string WithConnectTimeout(const std::string& url, int connect_timeout_ms,
                                const std::string& application_name) {
   const int seconds = std::max(2, (connect_timeout_ms + 999) / 1000);
-  const bool is_url = absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
+  const bool is_url =
+      absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
   if (!is_url) {
     return absl::StrCat(url, " connect_timeout=", seconds, " application_name=", application_name);
   }
@@ -91,8 +94,8 @@ absl::StatusOr<PgResult> PgTransaction::Exec(absl::string_view sql,
     std::vector<const char*> args;
     args.reserve(params.size());
     for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
-    pqxx::result r = handle_->tx->exec_params(std::string(sql),
-                                              pqxx::prepare::make_dynamic_params(args));
+    pqxx::result r =
+        handle_->tx->exec_params(std::string(sql), pqxx::prepare::make_dynamic_params(args));
     return internal::ToPgResult(r);
   } catch (...) {
     first_error_ = internal::PgExceptionToStatus(std::current_exception());
@@ -146,6 +149,10 @@ absl::StatusOr<std::unique_ptr<PgPool::Conn>> PgPool::Connect() {
 
 bool PgPool::Healthy(Conn& conn) {
   if (!conn.pq || !conn.pq->is_open()) return false;
+  // An idle connection has nothing to read unless the server closed it (a terminated
+  // backend sends FATAL then EOF), so a readable socket means broken; no round trip needed.
+  pollfd pending{conn.pq->sock(), POLLIN, 0};
+  if (pending.fd < 0 || ::poll(&pending, 1, 0) != 0) return false;
   if (absl::Now() - conn.last_used < absl::Milliseconds(options_.health_check_idle_ms)) {
     return true;
   }
@@ -174,9 +181,8 @@ absl::StatusOr<std::unique_ptr<PgPool::Conn>> PgPool::Acquire() {
       if (!got) {
         ++acquire_timeouts_;
         return absl::UnavailableError(absl::StrCat("postgres pool: no connection within ",
-                                                   options_.acquire_timeout_ms, " ms (",
-                                                   in_use_, " in use, size_max ",
-                                                   options_.size_max, ")"));
+                                                   options_.acquire_timeout_ms, " ms (", in_use_,
+                                                   " in use, size_max ", options_.size_max, ")"));
       }
       ++in_use_;
       if (!idle_.empty()) {
@@ -244,16 +250,15 @@ absl::Status PgPool::RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, b
   try {
     switch (tx_options.isolation) {
       case PgIsolation::kReadCommitted:
-        status = RunTx<pqxx::transaction<pqxx::read_committed>>(*conn.pq, fn,
-                                                                statement_unavailable);
+        status =
+            RunTx<pqxx::transaction<pqxx::read_committed>>(*conn.pq, fn, statement_unavailable);
         break;
       case PgIsolation::kRepeatableRead:
-        status = RunTx<pqxx::transaction<pqxx::repeatable_read>>(*conn.pq, fn,
-                                                                 statement_unavailable);
+        status =
+            RunTx<pqxx::transaction<pqxx::repeatable_read>>(*conn.pq, fn, statement_unavailable);
         break;
       case PgIsolation::kSerializable:
-        status = RunTx<pqxx::transaction<pqxx::serializable>>(*conn.pq, fn,
-                                                              statement_unavailable);
+        status = RunTx<pqxx::transaction<pqxx::serializable>>(*conn.pq, fn, statement_unavailable);
         break;
     }
   } catch (...) {
@@ -281,6 +286,10 @@ absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions 
     if (status.code() != absl::StatusCode::kAborted) return status;
   }
   return status;
+}
+
+absl::Status PgPool::Ping() {
+  return Run([](PgTransaction& tx) { return tx.Exec("SELECT 1").status(); });
 }
 
 int PgPool::in_use() const {

@@ -48,8 +48,7 @@ class PgPoolTest : public ::testing::Test {
     return o;
   }
 
-  static absl::Status Exec(PgPool& pool, const std::string& sql,
-                           std::vector<PgParam> params = {}) {
+  static absl::Status Exec(PgPool& pool, const std::string& sql, std::vector<PgParam> params = {}) {
     return pool.Run([&](PgTransaction& tx) { return tx.Exec(sql, params).status(); });
   }
 
@@ -72,12 +71,13 @@ class PgPoolTest : public ::testing::Test {
 
 TEST_F(PgPoolTest, RunCommitsParamsNullsAndBytes) {
   PgPool pool(Options());
+  ASSERT_TRUE(pool.Ping().ok());
   ASSERT_TRUE(Exec(pool, "CREATE TABLE t (id bigint PRIMARY KEY, name text, data bytea)").ok());
   const std::string raw("\x00\x01\xfe\xff", 4);
   absl::Status s = pool.Run([&](PgTransaction& tx) -> absl::Status {
-    absl::StatusOr<PgResult> r = tx.Exec("INSERT INTO t VALUES ($1, $2, $3), ($4, $5, $6)",
-                                         {int64_t{1}, "one", PgParam::Bytes(raw), 2, nullptr,
-                                          nullptr});
+    absl::StatusOr<PgResult> r =
+        tx.Exec("INSERT INTO t VALUES ($1, $2, $3), ($4, $5, $6)",
+                {int64_t{1}, "one", PgParam::Bytes(raw), 2, nullptr, nullptr});
     if (!r.ok()) return r.status();
     EXPECT_EQ(r->affected_rows(), 2);
     return absl::OkStatus();
@@ -127,8 +127,8 @@ TEST_F(PgPoolTest, SwallowedStatementErrorStillRollsBack) {
 
 TEST_F(PgPoolTest, ErrorMapping) {
   PgPool pool(Options());
-  ASSERT_TRUE(Exec(pool, "CREATE TABLE acct (id int PRIMARY KEY, coins bigint CHECK (coins >= 0))")
-                  .ok());
+  ASSERT_TRUE(
+      Exec(pool, "CREATE TABLE acct (id int PRIMARY KEY, coins bigint CHECK (coins >= 0))").ok());
   ASSERT_TRUE(Exec(pool, "INSERT INTO acct VALUES (1, 10)").ok());
   EXPECT_EQ(Exec(pool, "INSERT INTO acct VALUES (1, 5)").code(), C::kAlreadyExists);
   EXPECT_EQ(Exec(pool, "UPDATE acct SET coins = coins - 11 WHERE id = 1").code(),
@@ -296,8 +296,8 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
   }
   ASSERT_TRUE(sleeping);
   absl::StatusOr<int64_t> terminated =
-      QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" +
-                          std::to_string(pid.load()) + ") WHERE pg_terminate_backend");
+      QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" + std::to_string(pid.load()) +
+                          ") WHERE pg_terminate_backend");
   victim.join();
   ASSERT_TRUE(terminated.ok()) << terminated.status();
   EXPECT_EQ(*terminated, 1);
@@ -309,6 +309,28 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
   absl::StatusOr<int64_t> one = QueryInt(pool, "SELECT 1");
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(*one, 1);
+  EXPECT_EQ(pool.connections_opened(), 2);
+}
+
+TEST_F(PgPoolTest, IdleConnectionKilledIsReplacedTransparently) {
+  PgPool pool(Options(1));
+  PgPool admin(Options(1));
+  absl::StatusOr<int64_t> pid = QueryInt(pool, "SELECT pg_backend_pid()");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  const std::string pid_text = std::to_string(*pid);
+  EXPECT_EQ(*QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" + pid_text +
+                                 ") WHERE pg_terminate_backend"),
+            1);
+  int64_t alive = 1;
+  for (int i = 0; i < 500 && alive != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+    alive = *QueryInt(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid_text);
+  }
+  ASSERT_EQ(alive, 0);
+  absl::StatusOr<int64_t> fresh = QueryInt(pool, "SELECT pg_backend_pid()");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_NE(*fresh, *pid);
+  EXPECT_EQ(pool.connections_discarded(), 1);
   EXPECT_EQ(pool.connections_opened(), 2);
 }
 
@@ -336,7 +358,7 @@ TEST(PgPoolNoServer, ConnectFailureIsUnavailable) {
   options.size_max = 1;
   PgPool pool(options);
   const absl::Time start = absl::Now();
-  absl::Status s = pool.Run([](PgTransaction&) { return absl::OkStatus(); });
+  absl::Status s = pool.Ping();
   EXPECT_EQ(s.code(), C::kUnavailable) << s;
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_EQ(pool.open(), 0);

@@ -47,8 +47,8 @@ absl::StatusOr<int64_t> PgRow::Int64(size_t col) const {
   if (!text.ok()) return text.status();
   int64_t v = 0;
   if (!absl::SimpleAtoi(*text, &v)) {
-    return absl::FailedPreconditionError(absl::StrCat("column ", col, " is not an int64: '",
-                                                      text->substr(0, 40), "'"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("column ", col, " is not an int64: '", text->substr(0, 40), "'"));
   }
   return v;
 }

@@ -1,6 +1,7 @@
 #include "courtpiece/storage/redis_client.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 
 #include <cerrno>
 #include <csignal>
@@ -47,9 +48,9 @@ absl::Status RedisClient::ConnectOnceLocked() {
   redisContext* ctx = redisConnectWithTimeout(options_.host.c_str(), options_.port,
                                               ToTimeval(options_.connect_timeout_ms));
   if (ctx == nullptr || ctx->err != 0) {
-    absl::Status s = absl::UnavailableError(
-        absl::StrCat("redis connect ", options_.host, ":", options_.port, ": ",
-                     ctx == nullptr ? "out of memory" : ctx->errstr));
+    absl::Status s =
+        absl::UnavailableError(absl::StrCat("redis connect ", options_.host, ":", options_.port,
+                                            ": ", ctx == nullptr ? "out of memory" : ctx->errstr));
     if (ctx != nullptr) redisFree(ctx);
     return s;
   }
@@ -92,6 +93,12 @@ absl::Status RedisClient::Connect() {
 
 absl::StatusOr<RedisReply> RedisClient::CommandLocked(const std::vector<std::string>& argv) {
   if (argv.empty()) return absl::InvalidArgumentError("redis: empty command");
+  // An idle connection has nothing to read unless the server closed it (restart, CLIENT
+  // KILL, timeout); reconnect before sending rather than fail a command never sent.
+  if (ctx_ != nullptr) {
+    pollfd pending{ctx_->fd, POLLIN, 0};
+    if (ctx_->fd < 0 || ::poll(&pending, 1, 0) != 0) DropLocked();
+  }
   if (ctx_ == nullptr) {
     absl::Status s = ConnectLocked();
     if (!s.ok()) return s;

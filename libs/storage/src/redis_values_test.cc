@@ -38,9 +38,9 @@ TEST(FromHiredis, MapsEveryType) {
   redisReply arr = Raw(REDIS_REPLY_ARRAY);
   arr.elements = 3;
   arr.element = elems;
-  EXPECT_EQ(internal::FromHiredis(arr),
-            RedisReply::Array({RedisReply::String(bin), RedisReply::Nil(),
-                               RedisReply::Error("ERR x")}));
+  EXPECT_EQ(
+      internal::FromHiredis(arr),
+      RedisReply::Array({RedisReply::String(bin), RedisReply::Nil(), RedisReply::Error("ERR x")}));
 }
 
 TEST(TopLevelReply, ErrorBecomesStatusNestedErrorStays) {
@@ -63,8 +63,7 @@ TEST(RedisErrorToStatus, Prefixes) {
   EXPECT_EQ(RedisErrorToStatus("LOADING").code(), C::kUnavailable);
   EXPECT_EQ(RedisErrorToStatus("READONLY You can't write").code(), C::kUnavailable);
   EXPECT_EQ(RedisErrorToStatus("OOM command not allowed").code(), C::kResourceExhausted);
-  EXPECT_EQ(RedisErrorToStatus("NOAUTH Authentication required.").code(),
-            C::kPermissionDenied);
+  EXPECT_EQ(RedisErrorToStatus("NOAUTH Authentication required.").code(), C::kPermissionDenied);
   EXPECT_EQ(RedisErrorToStatus("STALE_EPOCH owner moved").code(), C::kFailedPrecondition);
 }
 

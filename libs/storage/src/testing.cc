@@ -46,12 +46,13 @@ absl::Status RunAdmin(const std::string& admin_url, const std::vector<std::strin
 absl::StatusOr<std::string> RequiredTestEnv(const char* name) {
   const char* value = std::getenv(name);
   if (value != nullptr && *value != '\0') return std::string(value);
-  return absl::FailedPreconditionError(absl::StrCat(
-      name, " is not set. Integration tests need real servers: run\n"
-            "  deploy/local/postgres.sh start --port 55432 && deploy/local/redis.sh start "
-            "--port 56379\n"
-            "  export COURTPIECE_TEST_PG_URL=$(deploy/local/postgres.sh url --port 55432)\n"
-            "  export COURTPIECE_TEST_REDIS_ADDR=127.0.0.1:56379"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(name,
+                   " is not set. Integration tests need real servers: run\n"
+                   "  deploy/local/postgres.sh start --port 55432 && deploy/local/redis.sh start "
+                   "--port 56379\n"
+                   "  export COURTPIECE_TEST_PG_URL=$(deploy/local/postgres.sh url --port 55432)\n"
+                   "  export COURTPIECE_TEST_REDIS_ADDR=127.0.0.1:56379"));
 }
 
 std::string ReplaceDatabaseInUrl(absl::string_view url, absl::string_view dbname) {
@@ -80,9 +81,8 @@ absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::Create(TestDatabaseO
   const std::string name = absl::StrCat("cpt_", UniqueSuffix());
   absl::Status created = RunAdmin(*admin_url, {absl::StrCat("CREATE DATABASE ", name)});
   if (!created.ok()) {
-    return absl::Status(created.code(),
-                        absl::StrCat("creating test database via ", kTestPgUrlEnv, "=",
-                                     *admin_url, ": ", created.message()));
+    return absl::Status(created.code(), absl::StrCat("creating test database via ", kTestPgUrlEnv,
+                                                     "=", *admin_url, ": ", created.message()));
   }
   std::unique_ptr<TestDatabase> db(new TestDatabase(*admin_url, name));
   for (const auto& [schema, dir] : options.migrations) {
@@ -132,8 +132,8 @@ absl::StatusOr<std::unique_ptr<TestRedis>> TestRedis::Create() {
   absl::StatusOr<RedisOptions> options = ParseRedisAddr(*addr);
   if (!options.ok()) return options.status();
   std::string suffix = UniqueSuffix();
-  std::unique_ptr<TestRedis> redis(
-      new TestRedis(*options, absl::StrCat("cpt:", absl::StrReplaceAll(suffix, {{"_", ":"}}), ":")));
+  std::unique_ptr<TestRedis> redis(new TestRedis(
+      *options, absl::StrCat("cpt:", absl::StrReplaceAll(suffix, {{"_", ":"}}), ":")));
   absl::Status connected = redis->client_->Connect();
   if (!connected.ok()) {
     return absl::Status(connected.code(), absl::StrCat("connecting via ", kTestRedisAddrEnv, "=",

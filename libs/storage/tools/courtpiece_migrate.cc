@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
                 options.schema.c_str(), static_cast<long long>(unknown.version),
                 unknown.name.c_str());
   }
-  std::printf("courtpiece-migrate: %s: %zu applied, %d already applied\n",
-              options.schema.c_str(), report->applied.size(), report->already_applied);
+  std::printf("courtpiece-migrate: %s: %zu applied, %d already applied\n", options.schema.c_str(),
+              report->applied.size(), report->already_applied);
   return 0;
 }

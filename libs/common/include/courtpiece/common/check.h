@@ -8,13 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define COURTPIECE_CHECK(cond, reason)                                                     \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #cond, \
-                   reason);                                                                \
-      std::abort();                                                                        \
-    }                                                                                      \
+#define COURTPIECE_CHECK(cond, reason)                                                           \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #cond, reason); \
+      std::abort();                                                                              \
+    }                                                                                            \
   } while (0)
 
 #endif  // COURTPIECE_COMMON_CHECK_H_

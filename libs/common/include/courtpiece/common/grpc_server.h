@@ -36,19 +36,19 @@
 namespace courtpiece::common {
 
 struct GrpcServerOptions {
-  std::string listen_address = "0.0.0.0:0";             // host:port; port 0: any free port
-  int max_receive_message_bytes = 4 * 1024 * 1024;      // larger requests: RESOURCE_EXHAUSTED
-  int max_send_message_bytes = 4 * 1024 * 1024;         // larger responses: RESOURCE_EXHAUSTED
-  int max_threads = 0;                                  // sync-server thread cap; 0: gRPC's
-  bool enable_reflection = true;                        // grpc.reflection.v1alpha
+  std::string listen_address = "0.0.0.0:0";         // host:port; port 0: any free port
+  int max_receive_message_bytes = 4 * 1024 * 1024;  // larger requests: RESOURCE_EXHAUSTED
+  int max_send_message_bytes = 4 * 1024 * 1024;     // larger responses: RESOURCE_EXHAUSTED
+  int max_threads = 0;                              // sync-server thread cap; 0: gRPC's
+  bool enable_reflection = true;                    // grpc.reflection.v1alpha
 };
 
 class GrpcServer {
  public:
   // Binds and starts serving. A port in use or a bad address is Unavailable.
-  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options,
-                                                           const std::vector<grpc::Service*>& services,
-                                                           Metrics& metrics);
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
+      const GrpcServerOptions& options, const std::vector<grpc::Service*>& services,
+      Metrics& metrics);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;

@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/config.h"
 
@@ -46,13 +47,14 @@ class LogField {
   LogField(std::string_view key, std::string_view value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, const char* value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, const std::string& value) : key_(key), value_(value) {}
+  LogField(std::string_view key, absl::string_view value) : key_(key), value_(std::string(value)) {}
   LogField(std::string_view key, bool value) : key_(key), value_(value) {}
   LogField(std::string_view key, double value) : key_(key), value_(value) {}
   template <std::signed_integral T>
   LogField(std::string_view key, T value) : key_(key), value_(static_cast<int64_t>(value)) {}
   template <std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  LogField(std::string_view key, T value) : key_(key), value_(static_cast<uint64_t>(value)) {}
+  requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
+      : key_(key), value_(static_cast<uint64_t>(value)) {}
   // The status as text ("OK" or "NOT_FOUND: no such table").
   LogField(std::string_view key, const absl::Status& status)
       : key_(key), value_(status.ToString()) {}

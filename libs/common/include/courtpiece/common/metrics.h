@@ -9,6 +9,7 @@
 //   joins.WithLabels({{"result", "ok"}}).Increment();
 //   HistogramFamily latency = metrics->LatencyHistogram("pg_query", "Postgres query time.");
 //   latency.WithLabels({{"query", "insert_player"}}).Observe(0.004);
+//   { ScopedLatency timer(latency.WithLabels({{"query", "select"}})); ... }
 //
 // Names (service and metric) are [a-z0-9_] and start with a letter; a bad name or label name
 // is a programmer error (assertion). Asking twice for the same family returns the same one.
@@ -19,6 +20,7 @@
 #ifndef COURTPIECE_COMMON_METRICS_H_
 #define COURTPIECE_COMMON_METRICS_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,6 +78,24 @@ class GaugeFamily {
 
  private:
   prometheus::Family<prometheus::Gauge>* family_;
+};
+
+// Observes the seconds from construction to destruction (steady clock; metrics only, never
+// for decisions) into `histogram`, which must outlive it.
+class ScopedLatency {
+ public:
+  explicit ScopedLatency(prometheus::Histogram& histogram)
+      : histogram_(histogram), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedLatency() {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    histogram_.Observe(elapsed.count());
+  }
+  ScopedLatency(const ScopedLatency&) = delete;
+  ScopedLatency& operator=(const ScopedLatency&) = delete;
+
+ private:
+  prometheus::Histogram& histogram_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 class Metrics {

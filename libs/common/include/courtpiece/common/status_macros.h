@@ -15,10 +15,10 @@
 #define COURTPIECE_CONCAT_INNER_(a, b) a##b
 #define COURTPIECE_CONCAT_(a, b) COURTPIECE_CONCAT_INNER_(a, b)
 
-#define RETURN_IF_ERROR(expr)                                          \
-  do {                                                                 \
-    ::absl::Status courtpiece_status_ = (expr);                        \
-    if (!courtpiece_status_.ok()) return courtpiece_status_;           \
+#define RETURN_IF_ERROR(expr)                                \
+  do {                                                       \
+    ::absl::Status courtpiece_status_ = (expr);              \
+    if (!courtpiece_status_.ok()) return courtpiece_status_; \
   } while (0)
 
 #define COURTPIECE_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \

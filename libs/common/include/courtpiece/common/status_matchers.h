@@ -46,8 +46,7 @@ class StatusIsImpl : public ::testing::MatcherInterface<StatusType> {
     *os << ", or has an error message that ";
     message_.DescribeNegationTo(os);
   }
-  bool MatchAndExplain(StatusType actual,
-                       ::testing::MatchResultListener* listener) const override {
+  bool MatchAndExplain(StatusType actual, ::testing::MatchResultListener* listener) const override {
     const absl::Status& status = GetStatus(actual);
     *listener << "whose status is " << status;
     ::testing::StringMatchResultListener inner;
@@ -83,8 +82,8 @@ class StatusIsMatcher {
 // The status code matches `code` (a value or a matcher); the message is anything.
 template <typename CodeMatcher>
 status_matchers_internal::StatusIsMatcher StatusIs(CodeMatcher code) {
-  return status_matchers_internal::StatusIsMatcher(
-      ::testing::MatcherCast<absl::StatusCode>(code), ::testing::_);
+  return status_matchers_internal::StatusIsMatcher(::testing::MatcherCast<absl::StatusCode>(code),
+                                                   ::testing::_);
 }
 
 // The status code matches `code` and the message matches `message` (a string or a matcher).
@@ -96,9 +95,7 @@ status_matchers_internal::StatusIsMatcher StatusIs(CodeMatcher code, MessageMatc
 }
 
 // The status is OK.
-inline status_matchers_internal::StatusIsMatcher IsOk() {
-  return StatusIs(absl::StatusCode::kOk);
-}
+inline status_matchers_internal::StatusIsMatcher IsOk() { return StatusIs(absl::StatusCode::kOk); }
 
 }  // namespace courtpiece::common
 

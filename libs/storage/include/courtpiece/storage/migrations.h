@@ -76,8 +76,8 @@ struct MigrateOptions {
 };
 
 struct MigrateReport {
-  std::vector<std::string> applied;          // filenames applied by this run, in order
-  int already_applied = 0;                   // files found recorded
+  std::vector<std::string> applied;  // filenames applied by this run, in order
+  int already_applied = 0;           // files found recorded
   std::vector<AppliedMigration> unknown_applied;
 };
 

@@ -4,9 +4,8 @@
 #ifndef COURTPIECE_STORAGE_PG_ERRORS_H_
 #define COURTPIECE_STORAGE_PG_ERRORS_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace courtpiece::storage {
 

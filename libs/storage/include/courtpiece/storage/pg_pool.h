@@ -16,11 +16,14 @@
 //  - No exception leaves this API: libpqxx errors become statuses (see docs/storage.md):
 //      broken connection / admin shutdown / commit outcome unknown -> Unavailable
 //      serialization failure (40001), deadlock (40P01), lock not available -> Aborted
-//      unique violation (23505) -> AlreadyExists; other integrity violations, RAISE -> FailedPrecondition
-//      data exceptions (class 22) -> InvalidArgument; statement timeout/cancel -> DeadlineExceeded
-//      anything else -> Internal.
+//      unique violation (23505) -> AlreadyExists; other integrity violations, RAISE ->
+//      FailedPrecondition data exceptions (class 22) -> InvalidArgument; statement timeout/cancel
+//      -> DeadlineExceeded anything else -> Internal.
 //  - A connection that failed (or is no longer open) is closed and replaced on a later
-//    acquire; idle connections older than health_check_idle_ms are pinged before reuse.
+//    acquire. Before reuse, an idle connection the server closed (terminated backend,
+//    restart) is noticed without a round trip and replaced; one idle longer than
+//    health_check_idle_ms is also pinged. So only statements in flight see Unavailable.
+//    The failed Run is never retried by the pool (its commit may or may not have happened).
 //  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, so `fn`
 //    must reset whatever it writes outside the transaction.
 //
@@ -34,7 +37,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -42,6 +44,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -50,20 +53,14 @@ namespace courtpiece::storage {
 // One statement parameter: NULL or the PostgreSQL text form of a value.
 class PgParam {
  public:
-  PgParam(std::nullptr_t) {}  // NOLINT: NULL
+  PgParam(std::nullptr_t) {}                                     // NOLINT: NULL
   PgParam(absl::string_view text) : text_(std::string(text)) {}  // NOLINT
   PgParam(std::string_view text) : text_(std::string(text)) {}   // NOLINT
-  PgParam(const std::string& text) : text_(text) {}             // NOLINT
-  PgParam(const char* text) : text_(std::string(text)) {}       // NOLINT
+  PgParam(const std::string& text) : text_(text) {}              // NOLINT
+  PgParam(const char* text) : text_(std::string(text)) {}        // NOLINT
   template <typename Int>
-    requires std::is_integral_v<Int>
-  PgParam(Int v) {  // NOLINT: integers and bool
-    if constexpr (std::is_same_v<Int, bool>) {
-      text_ = v ? "true" : "false";
-    } else {
-      text_ = std::to_string(v);
-    }
-  }
+  requires std::is_integral_v<Int> PgParam(Int v)
+      : text_(IntegerText(v)) {}                                  // NOLINT: integers and bool
   PgParam(std::optional<std::string> v) : text_(std::move(v)) {}  // NOLINT
   // Raw bytes for a bytea parameter (sent in the hex input form).
   static PgParam Bytes(absl::string_view raw);
@@ -72,6 +69,14 @@ class PgParam {
   const std::string& text() const { return *text_; }  // requires !is_null()
 
  private:
+  template <typename Int>
+  static std::string IntegerText(Int v) {
+    if constexpr (std::is_same_v<Int, bool>) {
+      return v ? "true" : "false";
+    } else {
+      return std::to_string(v);
+    }
+  }
   std::optional<std::string> text_;
 };
 
@@ -143,10 +148,10 @@ class PgTransaction {
 };
 
 struct PgPoolOptions {
-  std::string url;               // libpq URL or key=value conninfo
-  int size_max = 8;              // connections open at most
-  int acquire_timeout_ms = 2000;  // wait for a free connection, then Unavailable
-  int connect_timeout_ms = 3000;  // libpq connect_timeout (whole seconds, at least 2)
+  std::string url;                   // libpq URL or key=value conninfo
+  int size_max = 8;                  // connections open at most
+  int acquire_timeout_ms = 2000;     // wait for a free connection, then Unavailable
+  int connect_timeout_ms = 3000;     // libpq connect_timeout (whole seconds, at least 2)
   int statement_timeout_ms = 10000;  // per session; 0 disables
   int health_check_idle_ms = 30000;  // ping connections idle longer than this before reuse
   std::string application_name = "courtpiece";
@@ -166,10 +171,13 @@ class PgPool {
   // Run, retried while it returns Aborted, max_attempts >= 1 runs in total.
   absl::Status RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
 
+  // SELECT 1 on a pooled connection: for readiness checks.
+  absl::Status Ping();
+
   // Metrics (instantaneous / cumulative).
-  int in_use() const;           // connections lent to a Run right now
-  int waiting() const;          // Runs waiting for a connection
-  int open() const;             // connections open (idle + in use + connecting)
+  int in_use() const;   // connections lent to a Run right now
+  int waiting() const;  // Runs waiting for a connection
+  int open() const;     // connections open (idle + in use + connecting)
   int64_t acquire_timeouts() const;
   int64_t connections_opened() const;
   int64_t connections_discarded() const;  // closed because broken or failed a health check

@@ -14,7 +14,9 @@
 //    Errors nested inside an array reply (EXEC, scripts) stay RedisReply::kError elements.
 //  - I/O failure -> Unavailable, command timeout -> DeadlineExceeded; the connection is
 //    dropped and the failing command is NOT retried (it may or may not have run). The next
-//    command reconnects (reconnect_attempts_max tries, reconnect_backoff_ms apart).
+//    command reconnects (reconnect_attempts_max tries, reconnect_backoff_ms apart). Before
+//    sending, a connection the server already closed (restart, CLIENT KILL, idle timeout)
+//    is noticed without a round trip and replaced, so only in-flight commands fail.
 //  - The constructor does not connect; the first command does.
 //  - Constructing a client makes the process ignore SIGPIPE (hiredis writes with write()).
 //
@@ -40,8 +42,8 @@ namespace courtpiece::storage {
 struct RedisReply {
   enum class Type { kNil, kInteger, kString, kArray, kStatus, kError };
   Type type = Type::kNil;
-  int64_t integer = 0;             // kInteger
-  std::string str;                 // kString (bulk, binary), kStatus, kError text
+  int64_t integer = 0;               // kInteger
+  std::string str;                   // kString (bulk, binary), kStatus, kError text
   std::vector<RedisReply> elements;  // kArray
 
   static RedisReply Nil() { return {}; }
@@ -76,11 +78,11 @@ class RedisScript {
 struct RedisOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
-  int db = 0;                       // SELECTed after every (re)connect
-  std::string password;             // AUTH after connect when not empty
+  int db = 0;            // SELECTed after every (re)connect
+  std::string password;  // AUTH after connect when not empty
   int connect_timeout_ms = 1000;
-  int command_timeout_ms = 1000;    // per command round trip
-  int reconnect_attempts_max = 2;   // per command that finds the connection down
+  int command_timeout_ms = 1000;   // per command round trip
+  int reconnect_attempts_max = 2;  // per command that finds the connection down
   int reconnect_backoff_ms = 50;
 };
 
