@@ -6,11 +6,13 @@
 #include <cassert>
 #include <exception>
 #include <pqxx/pqxx>
+#include <random>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "courtpiece/storage/pg_errors.h"
 #include "pg_internal.h"
 
@@ -278,10 +280,26 @@ absl::Status PgPool::Run(const TxFn& fn, PgTxOptions tx_options) {
   return status;
 }
 
+namespace {
+
+// Full jitter: uniform in [0, backoff_ms * 2^(attempt-1)], capped, so retrying conflicting
+// transactions spread out instead of colliding again.
+absl::Duration RetryBackoff(int backoff_ms, int attempt) {
+  constexpr int kBackoffCapMs = 200;
+  if (backoff_ms <= 0) return absl::ZeroDuration();
+  const int ceiling_ms = std::min(kBackoffCapMs, backoff_ms << std::min(attempt - 1, 10));
+  thread_local std::minstd_rand rng(std::random_device{}());
+  std::uniform_int_distribution<int> pick(0, ceiling_ms * 1000);
+  return absl::Microseconds(pick(rng));
+}
+
+}  // namespace
+
 absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
   assert(max_attempts >= 1);
   absl::Status status;
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
     status = Run(fn, tx_options);
     if (status.code() != absl::StatusCode::kAborted) return status;
   }

@@ -185,7 +185,7 @@ TEST_F(PgPoolTest, PoolLimitAndAcquireTimeout) {
   const absl::Duration waited = absl::Now() - start;
   EXPECT_EQ(timed_out.code(), C::kUnavailable) << timed_out;
   EXPECT_GE(waited, absl::Milliseconds(280));
-  EXPECT_LT(waited, absl::Seconds(2));
+  EXPECT_LT(waited, absl::Seconds(3));
   EXPECT_EQ(pool.acquire_timeouts(), 1);
 
   // A waiter shows up in waiting() and gets a connection once one is released.
@@ -281,7 +281,7 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
       absl::StatusOr<PgRow> row = tx.ExecOneRow("SELECT pg_backend_pid()");
       if (!row.ok()) return row.status();
       pid = *row->Int64(0);
-      return tx.Exec("SELECT pg_sleep(5)").status();
+      return tx.Exec("SELECT pg_sleep(30)").status();
     });
     took = absl::Now() - start;
   });
@@ -294,7 +294,10 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
                    " AND query LIKE 'SELECT pg_sleep%'");
     sleeping = n.ok() && *n == 1;
   }
-  ASSERT_TRUE(sleeping);
+  if (!sleeping) {
+    victim.join();
+    FAIL() << "the victim never reached pg_sleep";
+  }
   absl::StatusOr<int64_t> terminated =
       QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend(" + std::to_string(pid.load()) +
                           ") WHERE pg_terminate_backend");
@@ -302,7 +305,7 @@ TEST_F(PgPoolTest, KilledBackendIsUnavailableAndPoolRecovers) {
   ASSERT_TRUE(terminated.ok()) << terminated.status();
   EXPECT_EQ(*terminated, 1);
   EXPECT_EQ(killed.code(), C::kUnavailable) << killed;
-  EXPECT_LT(took, absl::Seconds(4));
+  EXPECT_LT(took, absl::Seconds(10));  // the sleep was 30 s
   EXPECT_EQ(pool.open(), 0);
   EXPECT_EQ(pool.connections_discarded(), 1);
 
@@ -339,8 +342,8 @@ TEST_F(PgPoolTest, StatementTimeoutIsDeadlineExceeded) {
   options.statement_timeout_ms = 200;
   PgPool pool(options);
   const absl::Time start = absl::Now();
-  EXPECT_EQ(Exec(pool, "SELECT pg_sleep(3)").code(), C::kDeadlineExceeded);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(Exec(pool, "SELECT pg_sleep(20)").code(), C::kDeadlineExceeded);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   // The connection survives a timeout.
   EXPECT_EQ(*QueryInt(pool, "SELECT 7"), 7);
   EXPECT_EQ(pool.connections_opened(), 1);

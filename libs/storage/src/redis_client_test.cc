@@ -103,9 +103,9 @@ TEST_F(RedisClientTest, CommandTimeoutIsDeadlineExceededThenReconnects) {
   options.command_timeout_ms = 200;
   RedisClient fast(options);
   const absl::Time start = absl::Now();
-  absl::Status s = fast.Command({"BLPOP", Key("never"), "3"}).status();
+  absl::Status s = fast.Command({"BLPOP", Key("never"), "20"}).status();
   EXPECT_EQ(s.code(), C::kDeadlineExceeded) << s;
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_EQ(*fast.Command({"PING"}), R::Status("PONG"));
   EXPECT_EQ(fast.reconnects(), 1);
 }
@@ -123,7 +123,7 @@ TEST_F(RedisClientTest, IdleConnectionKilledIsReplacedBeforeTheNextCommand) {
 
 TEST_F(RedisClientTest, ConnectionKilledMidCommandIsUnavailableThenReconnects) {
   RedisOptions options = redis_->options();
-  options.command_timeout_ms = 10000;
+  options.command_timeout_ms = 60000;
   RedisClient victim(options);
   absl::StatusOr<RedisReply> id = victim.Command({"CLIENT", "ID"});
   ASSERT_TRUE(id.ok()) << id.status();
@@ -131,7 +131,7 @@ TEST_F(RedisClientTest, ConnectionKilledMidCommandIsUnavailableThenReconnects) {
   absl::Duration took;
   std::thread waiter([&] {
     const absl::Time start = absl::Now();
-    blocked = victim.Command({"BLPOP", Key("never"), "5"}).status();
+    blocked = victim.Command({"BLPOP", Key("never"), "30"}).status();
     took = absl::Now() - start;
   });
   const std::string id_field = absl::StrCat("id=", id->integer, " ");
@@ -139,19 +139,22 @@ TEST_F(RedisClientTest, ConnectionKilledMidCommandIsUnavailableThenReconnects) {
   for (int i = 0; i < 500 && !in_blpop; ++i) {
     absl::SleepFor(absl::Milliseconds(5));
     absl::StatusOr<RedisReply> list = client().Command({"CLIENT", "LIST"});
-    ASSERT_TRUE(list.ok()) << list.status();
+    if (!list.ok()) continue;
     for (absl::string_view line : absl::StrSplit(list->str, '\n')) {
       if (absl::StartsWith(line, id_field) && absl::StrContains(line, "cmd=blpop")) {
         in_blpop = true;
       }
     }
   }
-  ASSERT_TRUE(in_blpop);
+  if (!in_blpop) {
+    waiter.join();
+    FAIL() << "the victim never reached BLPOP";
+  }
   EXPECT_EQ(*client().Command({"CLIENT", "KILL", "ID", std::to_string(id->integer)}),
             R::Integer(1));
   waiter.join();
   EXPECT_EQ(blocked.code(), C::kUnavailable) << blocked;
-  EXPECT_LT(took, absl::Seconds(4));
+  EXPECT_LT(took, absl::Seconds(10));  // the BLPOP was 30 s
   EXPECT_EQ(*victim.Command({"PING"}), R::Status("PONG"));
   EXPECT_EQ(victim.reconnects(), 1);
 }
@@ -164,7 +167,7 @@ TEST(RedisClientNoServer, ConnectRefusedIsUnavailableWithinBound) {
   RedisClient client(options);
   const absl::Time start = absl::Now();
   EXPECT_EQ(client.Command({"PING"}).status().code(), C::kUnavailable);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
 }
 
 // A redis-server owned by the test, to kill and restart.

@@ -24,8 +24,9 @@
 //    restart) is noticed without a round trip and replaced; one idle longer than
 //    health_check_idle_ms is also pinged. So only statements in flight see Unavailable.
 //    The failed Run is never retried by the pool (its commit may or may not have happened).
-//  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, so `fn`
-//    must reset whatever it writes outside the transaction.
+//  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, after
+//    a short jittered backoff (retry_backoff_ms), so `fn` must reset whatever it writes
+//    outside the transaction.
 //
 // Thread-safety: PgPool is thread-safe. A PgTransaction belongs to the thread running `fn`
 // and must not escape it.
@@ -109,7 +110,7 @@ class PgResult {
   const std::vector<std::string>& columns() const { return columns_; }
   // Index of the column named `name`, or NotFound.
   absl::StatusOr<size_t> Column(absl::string_view name) const;
-  // Rows inserted/updated/deleted by the statement (0 for a plain SELECT's command status).
+  // The command tag's row count: rows inserted/updated/deleted (or returned, for SELECT).
   int64_t affected_rows() const { return affected_rows_; }
 
  private:
@@ -129,8 +130,9 @@ struct PgTxHandle;  // the libpqxx transaction, private to the .cc
 // A transaction in progress, handed to the function given to PgPool::Run.
 class PgTransaction {
  public:
-  // Runs one statement with $1.. parameters. After the first failure every later call
-  // returns that same error (the transaction is doomed).
+  // Runs ONE statement with $1.. parameters (text format; no multi-statement strings).
+  // After the first failure every later call returns that same error (the transaction is
+  // doomed).
   absl::StatusOr<PgResult> Exec(absl::string_view sql, const std::vector<PgParam>& params = {});
   // Exec, then FailedPrecondition unless exactly one row came back.
   absl::StatusOr<PgRow> ExecOneRow(absl::string_view sql, const std::vector<PgParam>& params = {});
@@ -154,6 +156,7 @@ struct PgPoolOptions {
   int connect_timeout_ms = 3000;     // libpq connect_timeout (whole seconds, at least 2)
   int statement_timeout_ms = 10000;  // per session; 0 disables
   int health_check_idle_ms = 30000;  // ping connections idle longer than this before reuse
+  int retry_backoff_ms = 5;  // RunWithRetry sleeps U[0, this * 2^(n-1)] ms (cap 200) before retry n
   std::string application_name = "courtpiece";
 };
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Checks docker-compose.yml without a Docker engine:
+#  1. `docker-compose config` accepts it;
+#  2. every service that has a main.cc under services/ has a compose service of that name;
+#  3. the validator really validates: a copy with an unknown key is refused.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+compose="$root/docker-compose.yml"
+fail() { echo "compose_test: FAIL: $*" >&2; exit 1; }
+
+docker-compose -f "$compose" config -q || fail "docker-compose config refused $compose"
+defined=$(docker-compose -f "$compose" config --services)
+for main in "$root"/services/*/main.cc; do
+  [ -f "$main" ] || continue
+  name=$(basename "$(dirname "$main")")
+  grep -qx "$name" <<<"$defined" || fail "service '$name' has no entry in docker-compose.yml"
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sed 's/^  redis:$/  redis:\n    no_such_key: 1/' "$compose" >"$tmp/docker-compose.yml"
+cp -r "$root/deploy" "$tmp/deploy"
+if docker-compose -f "$tmp/docker-compose.yml" config -q 2>/dev/null; then
+  fail "a compose file with an unknown key was accepted: the check checks nothing"
+fi
+echo "compose_test: ok ($(wc -l <<<"$defined") services)"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The README's run command: installs what is missing, builds, starts a local PostgreSQL
+# and Redis (plain processes, data under .local/), applies every service's migrations,
+# starts every service that has been built, and prints where to connect.
+# Stop everything with deploy/local/down.sh.
+#
+# Ports (override with the environment): COURTPIECE_PG_PORT=54320, COURTPIECE_REDIS_PORT=63790,
+# services from 50051 up (see SERVICES below), metrics from 9101 up.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+source deploy/local/services.sh
+
+./deploy/local/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+
+./deploy/local/postgres.sh start --port "$PG_PORT" --dir "$STATE_DIR/pg"
+./deploy/local/redis.sh start --port "$REDIS_PORT" --dir "$STATE_DIR/redis"
+admin_url=$(./deploy/local/postgres.sh url --port "$PG_PORT" --dir "$STATE_DIR/pg")
+if ! psql "$admin_url" -tAc "SELECT 1 FROM pg_database WHERE datname='courtpiece'" | grep -q 1; then
+  psql "$admin_url" -qc "CREATE DATABASE courtpiece"
+fi
+
+mkdir -p "$STATE_DIR/run" "$STATE_DIR/log"
+started=()
+for entry in "${SERVICES[@]}"; do
+  read -r name grpc_port metrics_port <<<"$entry"
+  bin="build/bin/courtpiece-$name"
+  [ -x "$bin" ] || continue
+  if [ -d "services/$name/migrations" ]; then
+    build/bin/courtpiece-migrate --pg-url "$DB_URL" --schema "$name" --dir "services/$name/migrations"
+  fi
+  pidfile="$STATE_DIR/run/$name.pid"
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    started+=("$name 127.0.0.1:$grpc_port (already running)")
+    continue
+  fi
+  service_env "$name" "$grpc_port" "$metrics_port"
+  nohup env "${ENV_VARS[@]}" "$bin" >>"$STATE_DIR/log/$name.log" 2>&1 &
+  echo $! >"$pidfile"
+  started+=("$name 127.0.0.1:$grpc_port (gRPC), metrics http://127.0.0.1:$metrics_port/metrics, log $STATE_DIR/log/$name.log")
+done
+
+sleep 1
+for entry in "${started[@]}"; do
+  name=${entry%% *}
+  pid=$(cat "$STATE_DIR/run/$name.pid")
+  kill -0 "$pid" 2>/dev/null || { echo "up.sh: $name exited at start; see $STATE_DIR/log/$name.log" >&2; exit 1; }
+done
+
+cat <<MSG
+
+Court Piece is up.
+  PostgreSQL  $DB_URL
+  Redis       127.0.0.1:$REDIS_PORT
+MSG
+for s in "${started[@]}"; do echo "  $s"; done
+[ ${#started[@]} -gt 0 ] || echo "  (no service binaries built yet)"
+echo "Stop everything with: deploy/local/down.sh"

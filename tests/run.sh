@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds, starts a throwaway
+# PostgreSQL and Redis on loopback test ports, runs every test (unit + integration),
+# then a sanitizer build (ASan+UBSan) of the unit tests, and stops the servers.
+#
+#   tests/run.sh                 everything (what CI runs)
+#   tests/run.sh --no-sanitizers skip the sanitizer pass (quicker local loop)
+#   COURTPIECE_TEST_PG_PORT / COURTPIECE_TEST_REDIS_PORT override the ports.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+sanitizers=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitizers) sanitizers=0 ;;
+    *) echo "tests/run.sh: unknown argument '$arg' (allowed: --no-sanitizers)" >&2; exit 2 ;;
+  esac
+done
+
+jobs=$(nproc)
+pg_port=${COURTPIECE_TEST_PG_PORT:-55432}
+redis_port=${COURTPIECE_TEST_REDIS_PORT:-56379}
+state_dir="$root/.local/test"
+
+step() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "dependencies"
+./deploy/local/install-deps.sh
+
+step "build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+
+step "servers"
+stop_servers() {
+  ./deploy/local/redis.sh stop --port "$redis_port" --dir "$state_dir/redis" >/dev/null 2>&1 || true
+  ./deploy/local/postgres.sh stop --port "$pg_port" --dir "$state_dir/pg" >/dev/null 2>&1 || true
+}
+trap stop_servers EXIT
+./deploy/local/postgres.sh start --port "$pg_port" --dir "$state_dir/pg" --fast
+./deploy/local/redis.sh start --port "$redis_port" --dir "$state_dir/redis"
+COURTPIECE_TEST_PG_URL=$(./deploy/local/postgres.sh url --port "$pg_port" --dir "$state_dir/pg")
+export COURTPIECE_TEST_PG_URL
+export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
+
+step "tests (unit + integration)"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+if [ "$sanitizers" = 1 ]; then
+  step "sanitizer build (ASan+UBSan) and unit tests"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOURTPIECE_SANITIZE=address >/dev/null
+  cmake --build build-asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900
+fi
+step "all tests passed"
