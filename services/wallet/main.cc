@@ -3,7 +3,7 @@
 //
 //   COURTPIECE_PG_URL                   Postgres URL (required); schema `wallet` migrated
 //   COURTPIECE_WALLET_ADDR              gRPC listen address        (default 0.0.0.0:7004)
-//   COURTPIECE_WALLET_METRICS_PORT      /metrics port, 0 = none    (default 9404)
+//   COURTPIECE_WALLET_METRICS_PORT      /metrics port, 0 = none    (default 9101)
 //   COURTPIECE_WALLET_STARTING_GRANT    coins for a new player     (default 1000)
 //   COURTPIECE_WALLET_HOUSE_SHARDS      house sub-accounts         (default 16)
 //   COURTPIECE_WALLET_PG_POOL_SIZE      Postgres connections       (default 16)
@@ -45,7 +45,7 @@ absl::StatusOr<Config> ReadConfig() {
   Config c;
   c.pg_url = env.RequiredString("COURTPIECE_PG_URL");
   c.listen_address = env.String("COURTPIECE_WALLET_ADDR", "0.0.0.0:7004");
-  c.metrics_port = static_cast<int>(env.Int("COURTPIECE_WALLET_METRICS_PORT", 9404, 0, 65535));
+  c.metrics_port = static_cast<int>(env.Int("COURTPIECE_WALLET_METRICS_PORT", 9101, 0, 65535));
   c.ledger.starting_grant = env.Int("COURTPIECE_WALLET_STARTING_GRANT", 1000, 1, 1'000'000'000);
   c.ledger.house_shard_count =
       static_cast<int>(env.Int("COURTPIECE_WALLET_HOUSE_SHARDS", 16, 1, 1024));
