@@ -153,7 +153,7 @@ void GrpcServer::SetServing(bool serving) {
 }
 
 void GrpcServer::Shutdown(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   SetServing(false);
   server_->Shutdown(absl::ToChronoTime(deadline));

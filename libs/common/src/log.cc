@@ -1,19 +1,21 @@
 #include "courtpiece/common/log.h"
 
 #include <cstdio>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "courtpiece/common/absl_compat.h"
 #include "nlohmann/json.hpp"
 
 namespace courtpiece::common {
 
+// std::mutex, not absl::Mutex: Debian's prebuilt Abseil is not TSan-instrumented, so TSan
+// cannot see absl::Mutex and would report every logged line as a race.
 struct Logger::Output {
-  absl::Mutex mu;
+  std::mutex mu;
   LogSink sink;
 };
 
@@ -87,7 +89,7 @@ void Logger::Log(LogLevel level, std::string_view msg,
                  std::initializer_list<LogField> fields) const {
   if (!Enabled(level)) return;
   const std::string line = Format(level, msg, fields);
-  absl::MutexLock lock(&output_->mu);
+  std::lock_guard<std::mutex> lock(output_->mu);
   output_->sink(line);
 }
 

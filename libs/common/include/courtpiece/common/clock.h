@@ -5,8 +5,8 @@
 #ifndef COURTPIECE_COMMON_CLOCK_H_
 #define COURTPIECE_COMMON_CLOCK_H_
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -34,21 +34,22 @@ class FakeClock final : public Clock {
  public:
   explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1'700'000'000)) : now_(start) {}
   absl::Time Now() const override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return now_;
   }
   void Advance(absl::Duration by) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     now_ += by;
   }
   void Set(absl::Time to) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     now_ = to;
   }
 
  private:
-  mutable absl::Mutex mu_;
-  absl::Time now_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: Debian's Abseil is not TSan-instrumented.
+  mutable std::mutex mu_;
+  absl::Time now_;  // guarded by mu_
 };
 
 }  // namespace courtpiece

@@ -1,0 +1,78 @@
+// Fair deals from a 256-bit round seed (RULES.md section 3; docs/rules-engine.md gives the
+// exact derivation so anyone can re-derive a deal).
+//
+// The only randomness is the ChaCha20 stream of libsodium's
+// randombytes_buf_deterministic(seed). The commitment published before a round is
+// SHA-256(seed).
+// Thread-safety: pure functions (libsodium must be initialised; the functions do it).
+#ifndef COURTPIECE_RULES_DEAL_H_
+#define COURTPIECE_RULES_DEAL_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "courtpiece/rules/cards.h"
+
+namespace courtpiece::rules {
+
+using Seed = std::array<uint8_t, 32>;
+
+// Parses 64 hex digits.
+std::optional<Seed> ParseSeed(absl::string_view hex);
+std::string HexEncode(const uint8_t* data, size_t size);
+// SHA-256 of the 32 seed bytes.
+std::array<uint8_t, 32> Commitment(const Seed& seed);
+
+// The cards of one deal. hands[seat][0..4] is the seat's first packet, [5..8] the second,
+// [9..12] the third.
+struct Deal {
+  std::array<std::array<Card, 13>, 4> hands{};
+  bool check_applies = false;  // the 5-in-7 draw said the fairness check applies
+  int reshuffles = 0;          // reshuffles of the cards after the first packets (0..1000)
+};
+
+inline constexpr int kMaxReshuffles = 1000;
+
+// Steps 1-4 of the derivation (check draw and shuffle), and steps 5-6 (deal, fairness
+// reshuffles) resumed from them: DealFromSeed = DealFromShuffle(ShuffleFromSeed(..)).
+// Rounds use the split to shuffle once although they deal in two phases.
+struct Shuffle {
+  std::array<Card, 52> deck{};
+  uint64_t stream_offset = 0;  // stream bytes consumed so far
+  bool check_applies = false;
+};
+Shuffle ShuffleFromSeed(const Seed& seed, bool fairness);
+Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int trump);
+
+// Deals from `seed` with `caller` receiving the first packet. `trump` (0..3) is the named
+// suit for the 10-of-13 check, or -1 when there is none (kaat) or it is not known yet (the
+// first packets do not depend on it). `fairness` is the deal_fairness option.
+Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness);
+
+// True when the deal is one-sided (RULES.md section 3); trump -1 skips the trump test.
+bool IsOneSided(const std::array<CardSet, 4>& hands, int trump);
+
+// Reads the seed's stream (exposed for tests and docs): byte `offset` of
+// randombytes_buf_deterministic(seed).
+class SeedStream {
+ public:
+  explicit SeedStream(const Seed& seed, uint64_t offset = 0);
+  uint8_t NextByte();
+  // Uniform integer in [0, n), n in 1..256, by rejection sampling on single bytes.
+  int Uniform(int n);
+  uint64_t offset() const { return offset_; }
+
+ private:
+  void Refill();
+  Seed seed_;
+  uint64_t offset_ = 0;  // bytes consumed
+  std::array<uint8_t, 256> buf_{};
+  int pos_ = 256;
+};
+
+}  // namespace courtpiece::rules
+
+#endif  // COURTPIECE_RULES_DEAL_H_

@@ -1,0 +1,285 @@
+// Property tests over random rounds of every game type (100,000 each).
+#include <vector>
+
+#include "courtpiece/rules/deal.h"
+#include "courtpiece/rules/round.h"
+#include "gtest/gtest.h"
+
+namespace courtpiece::rules {
+namespace {
+
+constexpr int kRoundsPerGame = 100000;
+
+struct Rng {
+  uint64_t s;
+  uint64_t Next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  int Below(int n) { return static_cast<int>(Next() % uint64_t(n)); }
+};
+
+Seed SeedOf(uint64_t n, uint64_t salt) {
+  Seed s{};
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<uint8_t>(n >> (8 * i));
+  for (int i = 0; i < 8; ++i) s[8 + i] = static_cast<uint8_t>(salt >> (8 * i));
+  return s;
+}
+
+// Rule variants per game type, cycled over the rounds.
+std::vector<Rules> Variants(GameType g) {
+  std::vector<Rules> out;
+  Rules base = DefaultRules(g);
+  out.push_back(base);
+  if (g == GameType::kClassic) {
+    Rules r = base;
+    r.court_bonus = CourtBonus::kKot;
+    r.kot_points = 4;
+    out.push_back(r);
+    r.court_bonus = CourtBonus::kNone;
+    r.kot_points = 3;  // kot_points belongs to kot only
+    out.push_back(r);
+  }
+  if (base.IsPileGame()) {
+    Rules r = base;
+    r.pile = PileSizes::k533;
+    r.ace_cannot_win_pile = true;
+    out.push_back(r);
+    r = base;
+    r.last_card = MakeCard(3, 0);
+    r.six_point = true;
+    r.deal_fairness = false;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Every candidate move for the agreement check.
+std::vector<Move> Candidates() {
+  std::vector<Move> out;
+  for (int seat = 0; seat < 4; ++seat) {
+    for (int c = 0; c < 52; ++c) {
+      out.push_back(Move::Play(seat, Card(c)));
+      out.push_back(Move::Hide(seat, Card(c)));
+    }
+    for (int s = 0; s < 5; ++s) out.push_back(Move::Call(seat, s));
+    out.push_back(Move::Ask(seat));
+    out.push_back(Move::Show(seat));
+  }
+  return out;
+}
+
+void CheckAgreement(const Round& r, const std::vector<Move>& candidates) {
+  MoveList legal;
+  r.LegalMoves(&legal);
+  for (const Move& m : candidates) {
+    bool listed = false;
+    for (const Move& l : legal) listed |= (l == m);
+    ASSERT_EQ(r.Check(m) == ErrorCode::kOk, listed)
+        << "move type " << int(m.type) << " seat " << int(m.seat) << " value " << int(m.value);
+  }
+}
+
+void CheckViews(const Round& r) {
+  CardSet played;
+  for (const auto& t : r.tricks()) {
+    for (Card c : t.cards) played.Add(c);
+  }
+  for (Card c : r.current_trick()) played.Add(c);
+  const bool hidden = r.rules().game == GameType::kHidden;
+  for (int seat = 0; seat < 4; ++seat) {
+    SeatView v = r.View(seat);
+    ASSERT_EQ(v.hand, r.hand(seat));
+    // Cards this seat may see: its hand, played cards that are face up, and (caller only)
+    // its face-down card and throws.
+    CardSet may = r.hand(seat) | (played & ~r.face_down_throws());
+    if (seat == r.caller()) {
+      may = may | r.face_down_throws();
+      if (r.hidden_card() >= 0) may.Add(Card(r.hidden_card()));
+    }
+    auto check_trick = [&](const TrickRecord& t, int n) {
+      for (int i = 0; i < n; ++i) {
+        if (t.cards[i] == kHiddenCard) continue;
+        ASSERT_TRUE(may.Has(t.cards[i])) << "seat " << seat << " sees " << CardName(t.cards[i]);
+      }
+    };
+    for (int i = 0; i < v.num_tricks; ++i) check_trick(v.tricks[i], 4);
+    check_trick(v.current, v.current_size);
+    if (v.face_down_card >= 0) {
+      ASSERT_TRUE(may.Has(Card(v.face_down_card)));
+    }
+    if (hidden && seat != r.caller() && !r.trump_shown()) {
+      ASSERT_EQ(v.trump, -1);
+    }
+    if (hidden && seat != r.caller()) {
+      ASSERT_EQ(v.face_down_card, -1);
+    }
+    ASSERT_EQ(v.legal.size > 0, seat == r.turn());
+  }
+}
+
+void CheckEndState(const Round& r) {
+  ASSERT_TRUE(r.over());
+  CardSet played;
+  int n = 0;
+  for (const auto& t : r.tricks()) {
+    for (Card c : t.cards) {
+      ASSERT_FALSE(played.Has(c));
+      played.Add(c);
+      ++n;
+    }
+  }
+  ASSERT_EQ(n, 4 * r.completed_tricks());
+  const int tricks = r.completed_tricks();
+  const auto& res = r.result();
+  const auto won = r.tricks_won();
+  ASSERT_EQ(won[0] + won[1], tricks);
+  CardSet left;
+  for (int s = 0; s < 4; ++s) left = left | r.hand(s);
+  ASSERT_TRUE((left & played).empty());
+  if (r.rules().game == GameType::kHidden && tricks == 13) {
+    ASSERT_TRUE(r.trump_shown());
+  }
+  switch (r.rules().game) {
+    case GameType::kClassic:
+      ASSERT_EQ(res.count, won);
+      ASSERT_GE(res.count[res.winner], 7);
+      if (res.kind == ResultKind::kKot) {
+        ASSERT_EQ(res.count[res.winner], 13);
+      }
+      if (res.kind == ResultKind::kCourt) {
+        ASSERT_EQ(res.count[1 - res.winner], 0);
+      }
+      break;
+    case GameType::kStack: {
+      int paid = 0;
+      for (const auto& p : r.payouts()) paid += p.points;
+      ASSERT_EQ(paid, res.count[0] + res.count[1]);
+      ASSERT_EQ(paid + r.stack(), tricks);
+      if (tricks == 13) {
+        ASSERT_EQ(paid, 13);
+      }
+      if (tricks < 13) {
+        ASSERT_GE(res.count[res.winner], r.rules().target);
+      }
+      ASSERT_EQ(res.points, res.count[res.winner]);
+      break;
+    }
+    default: {
+      int picked = 0;
+      for (const auto& p : r.pickups()) picked += p.count;
+      ASSERT_EQ(picked, res.count[0] + res.count[1]);
+      ASSERT_EQ(picked + r.pile(), tricks);
+      ASSERT_GE(res.count[res.winner], 7);
+      if (tricks < 13) {
+        ASSERT_GE(res.count[1 - res.winner], 1);
+      }
+      if (res.kind != ResultKind::kNormal) {
+        ASSERT_EQ(res.count[res.winner], 13);
+        ASSERT_EQ(tricks, 13);
+      }
+      if (res.count[res.winner] == 13) {
+        ASSERT_NE(res.kind, ResultKind::kNormal);
+      }
+      break;
+    }
+  }
+}
+
+void RunProperty(GameType g, uint64_t salt) {
+  const std::vector<Rules> variants = Variants(g);
+  const std::vector<Move> candidates = Candidates();
+  std::vector<Move> moves;
+  for (int i = 0; i < kRoundsPerGame; ++i) {
+    const Rules& rules = variants[i % variants.size()];
+    const Seed seed = SeedOf(i, salt);
+    const int dealer = i % 4;
+    Round r = Round::FromSeed(rules, dealer, seed);
+    Rng rng{uint64_t(i) * 7919 + salt};
+    const bool deep = i % 50 == 0;
+    const bool views = i % 10 == 0;
+    const int snapshot_at = (i % 10 == 3) ? rng.Below(60) : -1;
+    std::string snapshot;
+    size_t snapshot_moves = 0;
+    moves.clear();
+    MoveList legal;
+    while (!r.over()) {
+      if (deep) CheckAgreement(r, candidates);
+      if (views) CheckViews(r);
+      if (static_cast<int>(moves.size()) == snapshot_at) {
+        snapshot = r.Serialize();
+        snapshot_moves = moves.size();
+      }
+      r.LegalMoves(&legal);
+      ASSERT_GT(legal.size, 0);
+      const Move m = legal[rng.Below(legal.size)];
+      ASSERT_EQ(r.Check(m), ErrorCode::kOk);
+      r.ApplyChecked(m);
+      moves.push_back(m);
+      ASSERT_LE(moves.size(), 80u);
+    }
+    if (views) CheckViews(r);
+    ASSERT_NO_FATAL_FAILURE(CheckEndState(r));
+    if (i % 10 == 1) {  // same seed, same moves: same round
+      Round again = Round::FromSeed(rules, dealer, seed);
+      for (const Move& m : moves) ASSERT_TRUE(again.Apply(m).ok());
+      ASSERT_EQ(again.Serialize(), r.Serialize());
+    }
+    if (!snapshot.empty()) {  // serialise, restore, continue: same events
+      auto restored = Round::Restore(snapshot);
+      ASSERT_TRUE(restored.ok()) << restored.status();
+      ASSERT_EQ(restored->Serialize(), snapshot);
+      for (size_t k = snapshot_moves; k < moves.size(); ++k) {
+        ASSERT_TRUE(restored->Apply(moves[k]).ok());
+      }
+      ASSERT_EQ(restored->Serialize(), r.Serialize());
+    }
+  }
+}
+
+TEST(Property, Classic) { RunProperty(GameType::kClassic, 1); }
+TEST(Property, Piles) { RunProperty(GameType::kPiles, 2); }
+TEST(Property, Hidden) { RunProperty(GameType::kHidden, 3); }
+TEST(Property, Kaat) { RunProperty(GameType::kKaat, 4); }
+TEST(Property, Stack) { RunProperty(GameType::kStack, 5); }
+
+TEST(Property, RestoreRejectsBadBytesWithoutCrashing) {
+  Rules rules = DefaultRules(GameType::kHidden);
+  Round r = Round::FromSeed(rules, 0, SeedOf(5, 5));
+  Rng rng{5};
+  MoveList legal;
+  for (int k = 0; k < 20; ++k) {
+    r.LegalMoves(&legal);
+    r.ApplyChecked(legal[rng.Below(legal.size)]);
+  }
+  const std::string good = r.Serialize();
+  EXPECT_TRUE(Round::Restore(good).ok());
+  EXPECT_FALSE(Round::Restore("").ok());
+  EXPECT_FALSE(Round::Restore(good.substr(0, good.size() - 1)).ok());
+  EXPECT_FALSE(Round::Restore(good + "x").ok());
+  std::string bad_version = good;
+  bad_version[0] = 9;
+  EXPECT_EQ(GetErrorCode(Round::Restore(bad_version).status()), ErrorCode::kBadInput);
+  int rejected = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string b = good;
+    b[rng.Below(b.size())] = static_cast<char>(rng.Below(256));
+    auto x = Round::Restore(b);
+    if (!x.ok()) {
+      ++rejected;
+      continue;
+    }
+    // Whatever is accepted must play on safely.
+    while (!x->over()) {
+      x->LegalMoves(&legal);
+      ASSERT_GT(legal.size, 0);
+      x->ApplyChecked(legal[rng.Below(legal.size)]);
+    }
+  }
+  EXPECT_GT(rejected, 1000);
+}
+
+}  // namespace
+}  // namespace courtpiece::rules

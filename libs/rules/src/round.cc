@@ -1,0 +1,542 @@
+#include "courtpiece/rules/round.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace courtpiece::rules {
+namespace {
+
+constexpr absl::string_view kSuitWords[4] = {"clubs", "diamonds", "hearts", "spades"};
+
+std::string Describe(ErrorCode code, const Move& m, const Round& r) {
+  const int seat = m.seat;
+  switch (code) {
+    case ErrorCode::kRoundOver:
+      return "the round is over";
+    case ErrorCode::kNotYourTurn:
+      if (r.phase() == Phase::kCall) {
+        return absl::StrCat("seat ", r.caller(), " must call trump first, not seat ", seat);
+      }
+      return absl::StrCat("it is seat ", r.turn(), "'s turn, not seat ", seat);
+    case ErrorCode::kBadCall:
+      if (r.phase() != Phase::kCall) return "no call or hide is expected now";
+      if (m.type == MoveType::kPlay || m.type == MoveType::kAsk || m.type == MoveType::kShow) {
+        return absl::StrCat("seat ", seat, " must call trump first");
+      }
+      if (seat != r.caller()) return absl::StrCat("seat ", seat, " is not the caller");
+      if (r.rules().game == GameType::kKaat) return "kaat has no call";
+      if (m.type == MoveType::kCall && r.rules().game == GameType::kHidden) {
+        return "hidden expects a hide, not a call";
+      }
+      if (m.type == MoveType::kHide && r.rules().game != GameType::kHidden) {
+        return "only hidden has a hide";
+      }
+      if (m.type == MoveType::kCall) return "not a suit";
+      return absl::StrCat(m.value < kNumCards ? CardName(m.value) : "??",
+                          " is not among the caller's first five cards");
+    case ErrorCode::kCardNotInHand:
+      return absl::StrCat("seat ", seat, " does not hold ",
+                          m.value < kNumCards ? CardName(m.value) : "??");
+    case ErrorCode::kMustFollowSuit: {
+      int led = SuitOf(r.current_trick()[0]);
+      return absl::StrCat("seat ", seat, " holds ", kSuitWords[led]);
+    }
+    case ErrorCode::kMustPlayTrump:
+      return absl::StrCat("seat ", seat, " saw the trump and holds ", kSuitWords[r.trump()]);
+    case ErrorCode::kCannotAsk:
+      if (r.rules().game != GameType::kHidden) return "only hidden has an ask";
+      if (r.trump_shown()) return "the trump is already shown";
+      if (seat == r.caller()) return "the caller shows, never asks";
+      if (r.current_trick().empty()) return "the leader cannot ask";
+      return absl::StrCat("seat ", seat, " can follow suit");
+    case ErrorCode::kCannotShow:
+      if (r.rules().game != GameType::kHidden) return "only hidden has a show";
+      if (r.trump_shown()) return "the trump is already shown";
+      if (seat != r.caller()) return "only the caller shows the trump";
+      if (r.current_trick().empty()) return "never on the first lead of the round";
+      return absl::StrCat("seat ", seat, " can follow suit");
+    default:
+      return std::string(ErrorCodeName(code));
+  }
+}
+
+}  // namespace
+
+absl::string_view ResultKindName(ResultKind kind) {
+  switch (kind) {
+    case ResultKind::kNormal:
+      return "normal";
+    case ResultKind::kCourt:
+      return "court";
+    case ResultKind::kGoonCourt:
+      return "goon_court";
+    case ResultKind::kKot:
+      return "kot";
+    case ResultKind::kFourPoint:
+      return "four_point";
+    case ResultKind::kSixPoint:
+      return "six_point";
+    case ResultKind::kDraw:
+      return "draw";
+  }
+  return "?";
+}
+
+absl::StatusOr<Round> Round::FromHands(const Rules& rules, int dealer, const Hands& hands) {
+  if (dealer < 0 || dealer > 3) return MakeError(ErrorCode::kBadInput, "dealer must be 0..3");
+  Round r;
+  r.rules_ = rules;
+  r.dealer_ = static_cast<uint8_t>(dealer);
+  r.caller_ = static_cast<uint8_t>((dealer + 1) % 4);
+  CardSet all;
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < 13; ++i) {
+      Card c = hands[s][i];
+      if (c >= kNumCards) return MakeError(ErrorCode::kBadDeal, "not a card");
+      if (all.Has(c)) {
+        return MakeError(ErrorCode::kBadDeal, absl::StrCat(CardName(c), " is dealt twice"));
+      }
+      all.Add(c);
+      r.hand_[s].Add(c);
+      if (i < 5) r.first_five_[s].Add(c);
+    }
+    r.dealt_[s] = r.hand_[s];
+  }
+  r.turn_ = r.caller_;
+  if (!rules.HasCall()) r.StartPlay();
+  return r;
+}
+
+Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
+  assert(dealer >= 0 && dealer < 4);
+  Round r;
+  r.rules_ = rules;
+  r.dealer_ = static_cast<uint8_t>(dealer);
+  r.caller_ = static_cast<uint8_t>((dealer + 1) % 4);
+  r.seeded_ = true;
+  r.seed_ = seed;
+  r.turn_ = r.caller_;
+  r.shuffle_ = ShuffleFromSeed(seed, rules.deal_fairness);
+  if (!rules.HasCall()) {
+    r.DealRest();
+    r.StartPlay();
+    return r;
+  }
+  // The first packets come from the shuffle, whatever the trump will be.
+  for (int k = 0; k < 4; ++k) {
+    const int s = (r.caller_ + k) % 4;
+    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(r.shuffle_.deck[5 * k + i]);
+    r.hand_[s] = r.dealt_[s] = r.first_five_[s];
+  }
+  return r;
+}
+
+void Round::DealRest() {
+  Deal d = DealFromShuffle(seed_, shuffle_, caller_, trump_);
+  for (int s = 0; s < 4; ++s) {
+    CardSet h, f;
+    for (int i = 0; i < 13; ++i) {
+      h.Add(d.hands[s][i]);
+      if (i < 5) f.Add(d.hands[s][i]);
+    }
+    hand_[s] = dealt_[s] = h;
+    first_five_[s] = f;
+  }
+}
+
+void Round::StartPlay() {
+  phase_ = Phase::kPlay;
+  turn_ = caller_;
+}
+
+bool Round::CallerAutoShow(int seat) const {
+  return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && hidden_card_ >= 0 &&
+         hand_[seat].empty();
+}
+
+bool Round::IsFaceDownThrow(int seat, Card c) const {
+  return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && cur_n_ > 0 &&
+         SuitOf(c) != SuitOf(cur_.cards[0]);
+}
+
+ErrorCode Round::Check(const Move& m) const {
+  if (phase_ == Phase::kOver) return ErrorCode::kRoundOver;
+  if (m.seat > 3) return ErrorCode::kNotYourTurn;
+  const bool hidden = rules_.game == GameType::kHidden;
+  if (m.type == MoveType::kCall) {
+    if (!rules_.HasCall() || hidden || phase_ != Phase::kCall || m.seat != caller_ || m.value > 3) {
+      return ErrorCode::kBadCall;
+    }
+    return ErrorCode::kOk;
+  }
+  if (m.type == MoveType::kHide) {
+    if (!hidden || phase_ != Phase::kCall || m.seat != caller_ || m.value >= kNumCards ||
+        !first_five_[caller_].Has(m.value)) {
+      return ErrorCode::kBadCall;
+    }
+    return ErrorCode::kOk;
+  }
+  if (phase_ == Phase::kCall) {
+    return m.seat == caller_ ? ErrorCode::kBadCall : ErrorCode::kNotYourTurn;
+  }
+  if (m.seat != turn_) return ErrorCode::kNotYourTurn;
+  const CardSet h = hand_[m.seat];
+  const bool leading = cur_n_ == 0;
+  const int led = leading ? -1 : SuitOf(cur_.cards[0]);
+  const bool can_follow = !leading && h.HasSuit(led);
+  switch (m.type) {
+    case MoveType::kAsk:
+      if (!hidden || shown_ || m.seat == caller_ || leading || can_follow) {
+        return ErrorCode::kCannotAsk;
+      }
+      return ErrorCode::kOk;
+    case MoveType::kShow:
+      if (!hidden || shown_ || m.seat != caller_) return ErrorCode::kCannotShow;
+      if (leading) return num_tricks_ > 0 ? ErrorCode::kOk : ErrorCode::kCannotShow;
+      return can_follow ? ErrorCode::kCannotShow : ErrorCode::kOk;
+    default:
+      break;
+  }
+  const Card c = m.value;
+  if (c >= kNumCards) return ErrorCode::kCardNotInHand;
+  if (CallerAutoShow(m.seat) && c == hidden_card_) return ErrorCode::kOk;
+  if (!h.Has(c)) return ErrorCode::kCardNotInHand;
+  if (can_follow && SuitOf(c) != led) return ErrorCode::kMustFollowSuit;
+  if (must_trump_ && SuitOf(c) != trump_ && h.HasSuit(trump_)) return ErrorCode::kMustPlayTrump;
+  return ErrorCode::kOk;
+}
+
+absl::Status Round::Apply(const Move& m) {
+  ErrorCode code = Check(m);
+  if (code != ErrorCode::kOk) return MakeError(code, Describe(code, m, *this));
+  ApplyChecked(m);
+  return absl::OkStatus();
+}
+
+void Round::ApplyChecked(const Move& m) {
+  assert(Check(m) == ErrorCode::kOk);
+  switch (m.type) {
+    case MoveType::kCall:
+      trump_ = static_cast<int8_t>(m.value);
+      if (seeded_) DealRest();
+      StartPlay();
+      return;
+    case MoveType::kHide:
+      hidden_card_ = static_cast<int8_t>(m.value);
+      trump_ = static_cast<int8_t>(SuitOf(m.value));
+      if (seeded_) DealRest();
+      hand_[caller_].Remove(m.value);
+      StartPlay();
+      return;
+    case MoveType::kAsk:
+    case MoveType::kShow:
+      Show(m.seat);
+      return;
+    case MoveType::kPlay:
+      if (CallerAutoShow(m.seat) && m.value == hidden_card_) Show(m.seat);
+      PlayCard(m.seat, m.value);
+      return;
+  }
+}
+
+void Round::Show(int seat) {
+  shown_ = true;
+  shown_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+  hand_[caller_].Add(static_cast<Card>(hidden_card_));
+  prev_winner_ = -1;  // two fresh wins are needed; this trick counts as the first
+  must_trump_ = cur_n_ > 0;
+}
+
+void Round::PlayCard(int seat, Card c) {
+  const int led = cur_n_ == 0 ? SuitOf(c) : SuitOf(cur_.cards[0]);
+  if (cur_n_ == 0) {
+    cur_.leader = static_cast<uint8_t>(seat);
+    cur_.face_down = 0;
+    cur_.trump = 0;
+  }
+  const bool face_down = IsFaceDownThrow(seat, c);
+  if (rules_.game == GameType::kKaat && trump_ < 0 && SuitOf(c) != led) {
+    trump_ = static_cast<int8_t>(SuitOf(c));
+    set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+  }
+  const bool powered = !face_down && trump_ >= 0 && SuitOf(c) == trump_ &&
+                       (rules_.game != GameType::kHidden || shown_);
+  hand_[seat].Remove(c);
+  const uint8_t bit = static_cast<uint8_t>(1u << cur_n_);
+  cur_.cards[cur_n_] = c;
+  if (face_down) {
+    cur_.face_down |= bit;
+    face_down_.Add(c);
+  }
+  if (powered) cur_.trump |= bit;
+  ++cur_n_;
+  must_trump_ = false;
+  turn_ = static_cast<uint8_t>((seat + 1) % 4);
+  if (cur_n_ == 4) ResolveTrick();
+}
+
+int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace) {
+  if (face_down) return 0;
+  const int r = low_ace ? 0 : RankOf(c) + 1;
+  if (SuitOf(c) == led) return 100 + r;
+  if (powered) return 200 + r;
+  return 0;
+}
+
+int Round::TrickWinner() const {
+  const int led = SuitOf(cur_.cards[0]);
+  // Branch-free max over (strength * 4 + position): strengths never tie among winners.
+  int best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int seat = (cur_.leader + i) % 4;
+    const Card c = cur_.cards[i];
+    const bool low_ace =
+        rules_.game == GameType::kStack && marker_ == seat && RankOf(c) == kAceRank;
+    const int s = Strength(c, led, (cur_.trump >> i) & 1, (cur_.face_down >> i) & 1, low_ace);
+    best = std::max(best, s * 4 + i);
+  }
+  return (cur_.leader + (best & 3)) % 4;
+}
+
+void Round::ResolveTrick() {
+  const int w = TrickWinner();
+  cur_.winner = static_cast<uint8_t>(w);
+  tricks_[num_tricks_++] = cur_;
+  cur_n_ = 0;
+  ++won_[TeamOf(w)];
+  if (rules_.IsPileGame()) AfterPileTrick(w);
+  if (rules_.game == GameType::kStack) AfterStackTrick(w);
+  turn_ = static_cast<uint8_t>(w);
+  CheckEnd();
+}
+
+void Round::AfterPileTrick(int w) {
+  ++pile_;
+  const int k = num_tricks_;
+  bool take = k == 13;
+  if (!take) {
+    const Card win_card = cur_.cards[(w - cur_.leader + 4) % 4];
+    const int min = num_pickups_ == 0 ? rules_.FirstPileMin() : rules_.LaterPileMin();
+    take = prev_winner_ == w && pile_ >= min &&
+           !(rules_.ace_cannot_win_pile && RankOf(win_card) == kAceRank) &&
+           (rules_.game != GameType::kHidden || shown_);
+  }
+  prev_winner_ = static_cast<int8_t>(w);
+  if (!take) return;
+  pickups_[num_pickups_++] = {static_cast<uint8_t>(k), static_cast<uint8_t>(w), pile_};
+  count_[TeamOf(w)] = static_cast<uint8_t>(count_[TeamOf(w)] + pile_);
+  pile_ = 0;
+}
+
+void Round::AfterStackTrick(int w) {
+  ++stack_;
+  const int k = num_tricks_;
+  const int team = TeamOf(w);
+  if (k == 13 || marker_ == w) {
+    payouts_[num_payouts_++] = {static_cast<uint8_t>(k), static_cast<uint8_t>(team), stack_};
+    count_[team] = static_cast<uint8_t>(count_[team] + stack_);
+    stack_ = 0;
+    marker_ = -1;
+  } else if (k != 1) {
+    marker_ = static_cast<int8_t>(w);
+  }
+}
+
+void Round::Finish(int winner, ResultKind kind, int points) {
+  phase_ = Phase::kOver;
+  result_.winner = winner;
+  result_.kind = kind;
+  result_.points = points;
+  if (rules_.game == GameType::kClassic) {
+    result_.count = {won_[0], won_[1]};
+  } else {
+    result_.count = {count_[0], count_[1]};
+  }
+}
+
+void Round::CheckEnd() {
+  switch (rules_.game) {
+    case GameType::kClassic: {
+      const int hi = won_[0] > won_[1] ? 0 : 1;
+      const int a = won_[hi], b = won_[1 - hi];
+      if (rules_.court_bonus == CourtBonus::kKot) {
+        if (a >= 7 && b >= 1)
+          Finish(hi, ResultKind::kNormal, 1);
+        else if (a == 13)
+          Finish(hi, ResultKind::kKot, rules_.kot_points);
+      } else if (a >= 7) {
+        if (b == 0 && rules_.court_bonus == CourtBonus::kCourt) {
+          Finish(hi, ResultKind::kCourt, 2);
+        } else {
+          Finish(hi, ResultKind::kNormal, 1);
+        }
+      }
+      return;
+    }
+    case GameType::kStack: {
+      for (int team = 0; team < 2; ++team) {
+        if (count_[team] >= rules_.target) {
+          Finish(team, ResultKind::kNormal, count_[team]);
+          return;
+        }
+      }
+      if (num_tricks_ == 13) {
+        if (count_[0] == count_[1]) {
+          Finish(-1, ResultKind::kDraw, -1);
+        } else {
+          const int hi = count_[0] > count_[1] ? 0 : 1;
+          Finish(hi, ResultKind::kNormal, count_[hi]);
+        }
+      }
+      return;
+    }
+    default: {
+      for (int team = 0; team < 2; ++team) {
+        if (count_[team] >= 7 && count_[1 - team] >= 1) {
+          Finish(team, ResultKind::kNormal, 1);
+          return;
+        }
+      }
+      if (num_tricks_ == 13) FinishPileGame();
+      return;
+    }
+  }
+}
+
+void Round::FinishPileGame() {
+  const int w = count_[0] == 13 ? 0 : 1;
+  int court_team = TeamOf(caller_);
+  if (rules_.game == GameType::kKaat) {
+    court_team = set_event_.seat >= 0 ? TeamOf(set_event_.seat) : w;
+  }
+  ResultKind kind = w == court_team ? ResultKind::kCourt : ResultKind::kGoonCourt;
+  int points = w == court_team ? 2 : 3;
+  const TrickRecord& last = tricks_[12];
+  const int wi = (last.winner - last.leader + 4) % 4;
+  if (rules_.last_card >= 0 && last.cards[wi] == rules_.last_card) {
+    kind = ResultKind::kFourPoint;
+    points = 4;
+    const int pi = (wi + 2) % 4;
+    const Card pc = last.cards[pi];
+    if (rules_.six_point && RankOf(pc) == RankOf(static_cast<Card>(rules_.last_card)) &&
+        SuitOf(pc) != SuitOf(static_cast<Card>(rules_.last_card))) {
+      const int led = SuitOf(last.cards[0]);
+      auto strength = [&](int i) {
+        return Strength(last.cards[i], led, (last.trump >> i) & 1, (last.face_down >> i) & 1,
+                        false);
+      };
+      const int ps = strength(pi);
+      if (strength((wi + 1) % 4) <= ps && strength((wi + 3) % 4) <= ps) {
+        kind = ResultKind::kSixPoint;
+        points = 6;
+      }
+    }
+  }
+  Finish(w, kind, points);
+}
+
+int Round::NextCaller() const {
+  if (rules_.game == GameType::kStack) return -1;
+  const int ct = TeamOf(caller_);
+  if (result_.winner == ct) {
+    if (rules_.IsPileGame() && count_[ct] == 13) return (caller_ + 2) % 4;
+    return caller_;
+  }
+  return (caller_ + 1) % 4;
+}
+
+CardSet Round::PlayableCards() const {
+  if (phase_ != Phase::kPlay) return CardSet();
+  const int seat = turn_;
+  if (CallerAutoShow(seat)) return CardSet::Of(static_cast<Card>(hidden_card_));
+  const CardSet h = hand_[seat];
+  if (cur_n_ == 0) return h;
+  const CardSet follow = h.InSuit(SuitOf(cur_.cards[0]));
+  if (!follow.empty()) return follow;
+  if (must_trump_ && h.HasSuit(trump_)) return h.InSuit(trump_);
+  return h;
+}
+
+bool Round::CanAsk() const {
+  if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
+  return turn_ != caller_ && cur_n_ > 0 && !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+}
+
+bool Round::CanShow() const {
+  if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
+  if (turn_ != caller_) return false;
+  if (cur_n_ == 0) return num_tricks_ > 0;
+  return !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+}
+
+void Round::LegalMoves(MoveList* out) const {
+  if (phase_ == Phase::kCall) {
+    out->size = 0;
+    if (rules_.game == GameType::kHidden) {
+      for (Card c : first_five_[caller_]) out->Push(Move::Hide(caller_, c));
+    } else {
+      for (int s = 0; s < 4; ++s) out->Push(Move::Call(caller_, s));
+    }
+    return;
+  }
+  int n = 0;
+  Move* moves = out->moves.data();
+  const uint8_t seat = turn_;
+  for (Card c : PlayableCards()) moves[n++] = Move{MoveType::kPlay, seat, c};
+  if (rules_.game == GameType::kHidden) {
+    if (CanAsk()) moves[n++] = Move::Ask(seat);
+    if (CanShow()) moves[n++] = Move::Show(seat);
+  }
+  out->size = n;
+}
+
+SeatView Round::View(int seat) const {
+  assert(seat >= 0 && seat < 4);
+  SeatView v;
+  v.seat = seat;
+  v.game = rules_.game;
+  v.dealer = dealer_;
+  v.caller = caller_;
+  v.phase = phase_;
+  v.turn = turn();
+  v.hand = hand_[seat];
+  const bool hidden = rules_.game == GameType::kHidden;
+  if (hidden && hidden_card_ >= 0 && !shown_) {
+    v.has_face_down = true;
+    v.face_down_card = seat == caller_ ? hidden_card_ : -1;
+  }
+  v.trump = trump_;
+  if (hidden && !shown_ && seat != caller_) v.trump = -1;
+  v.trump_shown = shown_event_;
+  v.trump_set = set_event_;
+  for (int s = 0; s < 4; ++s) v.hand_size[s] = hand_[s].size();
+  auto mask = [&](TrickRecord t, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (((t.face_down >> i) & 1) && seat != caller_) t.cards[i] = kHiddenCard;
+    }
+    return t;
+  };
+  v.num_tricks = num_tricks_;
+  for (int i = 0; i < num_tricks_; ++i) v.tricks[i] = mask(tricks_[i], 4);
+  v.current_size = cur_n_;
+  v.current = mask(cur_, cur_n_);
+  for (int i = cur_n_; i < 4; ++i) v.current.cards[i] = kHiddenCard;
+  v.num_pickups = num_pickups_;
+  v.pickups = pickups_;
+  v.num_payouts = num_payouts_;
+  v.payouts = payouts_;
+  v.pile = pile_;
+  v.tricks_won = {won_[0], won_[1]};
+  v.count = {count_[0], count_[1]};
+  v.stack = stack_;
+  v.marker = marker_;
+  if (seat == turn()) LegalMoves(&v.legal);
+  v.over = over();
+  if (v.over) v.result = result_;
+  return v;
+}
+
+}  // namespace courtpiece::rules

@@ -1,0 +1,320 @@
+// The table as a deterministic state machine (RULES.md §4 and §5, docs/table.md).
+//
+// Inputs: player commands (Handle), the time (every input carries `now_ms`, a virtual
+// absolute time in milliseconds; the host calls Advance(now) at NextDeadline()), and wallet
+// replies (OnWalletReply). Outputs, drained with TakeEvents()/TakeEffects(): events addressed
+// to a seat (built from that seat's engine view, so no stream carries a card its seat may not
+// see) and effects for the host (wallet transfers, a game to record, a quit to record, a voice
+// note report, the table closing). The machine owns no clock, no socket and no randomness:
+// round seeds come from the host's SeedSource.
+//
+// Determinism: a Table restored from Snapshot() and fed the same inputs emits the same events
+// and effects as the original. Thread-safety: none; one owner drives a table at a time.
+#ifndef COURTPIECE_TABLE_TABLE_H_
+#define COURTPIECE_TABLE_TABLE_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "courtpiece/table/engine.h"
+
+namespace courtpiece::table {
+
+// Timings of RULES.md §4–5 (all in milliseconds).
+inline constexpr int64_t kAutoStartMs = 7'000;
+inline constexpr int64_t kCountInMs = 7'000;
+inline constexpr int64_t kVoteSilenceMs = 20'000;
+inline constexpr int64_t kKeepSeatInGameMs = 600'000;
+inline constexpr int64_t kKeepSeatOutsideGameMs = 60'000;
+inline constexpr int64_t kVoiceMaxMs = 7'000;
+inline constexpr int64_t kVoiceUploadGraceMs = 3'000;  // lock held this long past 7 s
+inline constexpr int64_t kVoicePlayDelayMs = 1'000;
+inline constexpr int64_t kVoiceReportWindowMs = 5'000;
+inline constexpr int64_t kVoiceReportGraceMs = 1'000;
+inline constexpr int kTimeoutsBeforeBot = 5;
+
+// The host draws each seed with a CSPRNG; `draw_index` (0, 1, 2, ... per table, kept in the
+// snapshot) lets a deterministic source for tests and the tablesim give the same seeds again.
+class SeedSource {
+ public:
+  virtual ~SeedSource() = default;
+  virtual Seed Draw(uint64_t draw_index) = 0;
+};
+// SHA-256(master || table_id || draw_index): for tests, the tablesim and the benchmark.
+class DeterministicSeedSource final : public SeedSource {
+ public:
+  DeterministicSeedSource(std::string master, std::string table_id)
+      : master_(std::move(master)), table_id_(std::move(table_id)) {}
+  Seed Draw(uint64_t draw_index) override;
+
+ private:
+  std::string master_, table_id_;
+};
+std::string Sha256Hex(const Seed& seed);
+std::string SeedHex(const Seed& seed);
+
+struct TableOptions {
+  std::string table_id;           // also names the pot accounts: pot:<table_id>:<round>
+  std::string host_player;        // the creator, seated at seat 0
+  int64_t bet_coins = 25;         // 25..1000
+  int64_t turn_time_ms = 15'000;  // 5000..30000
+  std::string game_options;       // opaque to the table, validated by the EngineFactory
+};
+
+enum class CommandType : uint8_t {
+  kJoin = 0,
+  kLeave,
+  kDisconnect,
+  kReconnect,
+  kStartNow,
+  kRemoveBot,
+  kAskBot,
+  kVote,
+  kSwapPartner,
+  kEndEarly,
+  kMove,
+  kVoiceStart,
+  kVoiceSent,
+  kVoiceDiscard,
+  kReport,
+};
+std::string_view CommandTypeName(CommandType type);
+std::optional<CommandType> ParseCommandType(std::string_view name);
+
+struct Command {
+  CommandType type = CommandType::kJoin;
+  std::string player;
+  int seat = -1;              // kRemoveBot, kAskBot: the seat; kSwapPartner: opponent 1 or 3
+  bool yes = true;            // kVote
+  Move move;                  // kMove (call, hide, play, ask, show)
+  std::string note_id;        // kVoiceSent, kReport
+  int64_t duration_ms = 0;    // kVoiceSent
+  int64_t balance_coins = 0;  // kJoin: the player's balance as the host read it
+};
+
+// One event for one seat's stream. `seq` grows by one per event of the table.
+struct Event {
+  uint64_t seq = 0;
+  int to_seat = -1;
+  std::string type;
+  int seat = -1;  // the seat the event is about
+  std::string player;
+  std::vector<std::string> cards;
+  std::string detail;
+  int64_t value = 0;
+};
+
+struct TransferLeg {
+  std::string account;       // "player:<id>", "house", "pot:<table>:<round>"
+  int64_t amount_coins = 0;  // negative = debit
+};
+enum class TransferStep : uint8_t { kStake = 0, kCourtStake = 1, kPayout = 2, kRefund = 3 };
+std::string_view TransferStepName(TransferStep step);
+struct Transfer {
+  std::string key;  // idempotency key "<table>:<round>:<step>[:<attempt>]"
+  TransferStep step = TransferStep::kStake;
+  std::vector<TransferLeg> legs;  // sum to zero
+  // Stakes only: every debited player account must hold at least this before the transfer,
+  // else the wallet refuses it and names those players (RULES.md §4.5).
+  int64_t min_balance_coins = 0;
+  bool awaited = false;  // the table waits for OnWalletReply with this key
+};
+
+struct PlayerResult {
+  std::string player;
+  int seat = -1;
+  bool won = false;
+};
+struct GameRecord {
+  uint64_t game_no = 0;
+  bool counts_for_stats = false;  // two or more people and not ended early
+  bool ended_early = false;
+  int winning_team = -1;  // -1 when ended early
+  std::array<int, 2> scores{0, 0};
+  std::vector<PlayerResult> players;  // people only
+};
+
+enum class EffectType : uint8_t { kTransfer = 0, kRecordGame, kRecordQuit, kReport, kClose };
+std::string_view EffectTypeName(EffectType type);
+struct Effect {
+  EffectType type = EffectType::kTransfer;
+  Transfer transfer;            // kTransfer
+  GameRecord game;              // kRecordGame
+  std::string player;           // kRecordQuit: who quit; kReport: the reporter
+  std::string note_id, author;  // kReport
+};
+
+enum class SeatKind : uint8_t { kEmpty = 0, kPerson = 1, kBot = 2 };
+struct SeatState {
+  SeatKind kind = SeatKind::kEmpty;
+  std::string player;
+  bool connected = true;
+  bool left = false;          // pressed Leave during a round: a bot plays until it ends
+  int64_t keep_until_ms = 0;  // away between rounds: the seat is kept until then
+  int timeouts_in_row = 0;
+  bool bot_driving = false;  // five timeouts in a row: a bot plays until the player acts
+  bool voice_used = false;
+  bool end_early = false;
+  bool Away() const { return kind == SeatKind::kPerson && (!connected || left); }
+};
+
+enum class Phase : uint8_t {
+  kWaiting = 0,     // before a game, between games, or a game waiting for a seat
+  kCountIn = 1,     // 7 s before a round; leaving is free
+  kStaking = 2,     // awaiting the stake transfer
+  kPlaying = 3,     // a round in play
+  kCourtStake = 4,  // awaiting the losing seats' second stake
+  kClosed = 5,
+};
+
+struct Vote {
+  bool active = false;
+  bool swap = false;  // false: a bot for `seat`; true: host's partner swap with `seat`
+  int seat = -1;
+  std::string asker;
+  int64_t deadline_ms = 0;
+  std::vector<std::string> pending;  // people yet to answer
+};
+
+struct VoiceNote {
+  std::string note_id, author;
+  int author_seat = -1;
+  int64_t play_at_ms = 0, report_until_ms = 0;
+  std::vector<std::string> reporters;
+};
+
+class Table {
+ public:
+  static absl::StatusOr<std::unique_ptr<Table>> Create(const TableOptions& options,
+                                                       EngineFactory* engines, SeedSource* seeds,
+                                                       int64_t now_ms);
+  static absl::StatusOr<std::unique_ptr<Table>> Restore(std::string_view snapshot,
+                                                        EngineFactory* engines, SeedSource* seeds);
+
+  // Fires every deadline up to `now_ms`, then applies `command`. Errors are the player's
+  // (InvalidArgument, FailedPrecondition, NotFound, PermissionDenied) and change nothing.
+  absl::Status Handle(const Command& command, int64_t now_ms);
+  // Fires every deadline up to `now_ms`, in order, each at its own time.
+  void Advance(int64_t now_ms);
+  // The wallet's answer to an awaited transfer. `short_players`: players whose balance was
+  // below the transfer's min_balance_coins or who could not pay.
+  absl::Status OnWalletReply(std::string_view key, bool ok,
+                             const std::vector<std::string>& short_players, int64_t now_ms);
+
+  std::optional<int64_t> NextDeadline() const;
+  std::optional<std::string> AwaitedTransferKey() const;
+  std::vector<Event> TakeEvents();
+  std::vector<Effect> TakeEffects();
+  // The whole state, as protos/courtpiece/table/v1/table_state.proto. Outputs not yet taken
+  // are not part of it: drain TakeEvents()/TakeEffects() first.
+  std::string Snapshot() const;
+
+  Phase phase() const { return phase_; }
+  const SeatState& seat(int s) const { return seats_[s]; }
+  const std::string& host() const { return host_; }
+  bool game_active() const { return game_active_; }
+  uint64_t round_no() const { return round_no_; }
+  const GameEngine* engine() const { return engine_.get(); }
+  const Vote& vote() const { return vote_; }
+  int recording_seat() const { return recording_seat_; }
+  const TableOptions& options() const { return options_; }
+
+ private:
+  Table(const TableOptions& options, EngineFactory* engines, SeedSource* seeds);
+  struct State;  // serialisation helper (table_snapshot.cc)
+  friend struct State;
+
+  // Commands.
+  absl::Status Join(const Command& c, int64_t now);
+  absl::Status Leave(int s, int64_t now);
+  absl::Status Disconnect(int s, int64_t now);
+  absl::Status Reconnect(int s, int64_t now);
+  absl::Status StartNow(int s, int64_t now);
+  absl::Status RemoveBot(int s, int target, int64_t now);
+  absl::Status AskBot(int s, int target, int64_t now);
+  absl::Status SwapPartner(int s, int target, int64_t now);
+  absl::Status CastVote(int s, bool yes, int64_t now);
+  absl::Status EndEarly(int s, int64_t now);
+  absl::Status PlayMove(int s, const Move& move, int64_t now);
+  absl::Status VoiceStart(int s, int64_t now);
+  absl::Status VoiceSent(int s, const Command& c, int64_t now);
+  absl::Status VoiceDiscard(int s, int64_t now);
+  absl::Status Report(int s, const Command& c, int64_t now);
+
+  // Flow.
+  void FireDue(int64_t t);
+  void Reschedule(int64_t now);  // auto start / count-in after any seat change
+  void StartGame(int64_t now);
+  void EndCountIn(int64_t now);
+  void StartRound(int64_t now);
+  void DriveTurns(int64_t now);
+  void ApplyMove(int s, const Move& move, int64_t now);
+  void EndRound(int64_t now);
+  void Payout(int64_t now);
+  void AfterRound(bool game_over, int64_t now);
+  void FinishGame(bool ended_early, int64_t now);
+  void ResolveVote(bool passed, int64_t now);
+  void ExpireKeptSeat(int s, int64_t now);
+  void FreeSeat(int s, std::string_view reason, bool quit);
+  void MaybeClose();
+  void MaybeFinishEarly(int64_t now);
+  void ReleaseVoiceLock(int64_t now, std::string_view why);
+
+  // Helpers.
+  int SeatOf(std::string_view player) const;
+  int PeopleSeated() const;
+  bool AllSeatsReady() const;
+  bool InRound() const {
+    return phase_ == Phase::kStaking || phase_ == Phase::kPlaying || phase_ == Phase::kCourtStake;
+  }
+  bool GameCounts() const { return game_people_ >= 2; }
+  std::string PotAccount() const;
+  std::string SeatAccount(int s) const;
+  void EmitAll(Event ev);
+  void EmitTo(int s, Event ev);
+  void FlushEngineEvents();
+  void EmitTransfer(Transfer t);
+
+  TableOptions options_;
+  EngineFactory* engines_;
+  SeedSource* seeds_;
+  std::unique_ptr<GameEngine> engine_;
+
+  Phase phase_ = Phase::kWaiting;
+  std::array<SeatState, 4> seats_;
+  std::string host_;
+  bool game_active_ = false;
+  uint64_t game_no_ = 0;
+  uint64_t round_no_ = 0;       // rounds started at this table; the staking round is +1
+  uint64_t stake_attempt_ = 0;  // refused stake transfers of the staking round
+  uint64_t draw_index_ = 0;
+  int game_people_ = 0;
+  Seed round_seed_{};
+  int64_t auto_start_at_ = 0, count_in_until_ = 0, turn_deadline_ = 0;
+  int turn_seat_ = -1;
+  std::vector<TransferLeg> stakes_;  // what each account put into the current pot
+  int64_t pot_coins_ = 0;
+  std::string awaited_key_;
+  Transfer awaited_;  // the awaited transfer (re-emitted with a new attempt when refused)
+  RoundOutcome outcome_;
+  bool outcome_game_over_ = false;
+  Vote vote_;
+  int recording_seat_ = -1;
+  int64_t recording_until_ = 0;
+  std::vector<VoiceNote> notes_;
+  uint64_t seq_ = 0;
+  std::vector<Event> events_;
+  std::vector<Effect> effects_;
+};
+
+}  // namespace courtpiece::table
+
+#endif  // COURTPIECE_TABLE_TABLE_H_

@@ -1,0 +1,92 @@
+#include "courtpiece/table/json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace courtpiece::table {
+
+std::string EventToJson(const Event& e, int64_t at_ms) {
+  nlohmann::json j{
+      {"at", at_ms}, {"kind", "event"}, {"seq", e.seq}, {"to", e.to_seat}, {"type", e.type}};
+  if (e.seat >= 0) j["seat"] = e.seat;
+  if (!e.player.empty()) j["player"] = e.player;
+  if (!e.cards.empty()) j["cards"] = e.cards;
+  if (!e.detail.empty()) j["detail"] = e.detail;
+  if (e.value != 0) j["value"] = e.value;
+  return j.dump();
+}
+
+std::string EffectToJson(const Effect& f, int64_t at_ms) {
+  nlohmann::json j{{"at", at_ms}, {"kind", "effect"}, {"type", EffectTypeName(f.type)}};
+  switch (f.type) {
+    case EffectType::kTransfer: {
+      nlohmann::json legs = nlohmann::json::array();
+      for (const TransferLeg& l : f.transfer.legs) {
+        legs.push_back({{"account", l.account}, {"coins", l.amount_coins}});
+      }
+      j["key"] = f.transfer.key;
+      j["step"] = TransferStepName(f.transfer.step);
+      j["legs"] = legs;
+      if (f.transfer.min_balance_coins) j["min_balance"] = f.transfer.min_balance_coins;
+      j["awaited"] = f.transfer.awaited;
+      break;
+    }
+    case EffectType::kRecordGame: {
+      nlohmann::json players = nlohmann::json::array();
+      for (const PlayerResult& p : f.game.players) {
+        players.push_back({{"player", p.player}, {"seat", p.seat}, {"won", p.won}});
+      }
+      j["game_no"] = f.game.game_no;
+      j["counts_for_stats"] = f.game.counts_for_stats;
+      j["ended_early"] = f.game.ended_early;
+      j["winning_team"] = f.game.winning_team;
+      j["scores"] = f.game.scores;
+      j["players"] = players;
+      break;
+    }
+    case EffectType::kRecordQuit:
+      j["player"] = f.player;
+      break;
+    case EffectType::kReport:
+      j["reporter"] = f.player;
+      j["note_id"] = f.note_id;
+      j["author"] = f.author;
+      break;
+    case EffectType::kClose:
+      break;
+  }
+  return j.dump();
+}
+
+absl::StatusOr<Command> CommandFromJson(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    return absl::InvalidArgumentError("a command is an object with a string \"type\"");
+  }
+  std::string type = j["type"];
+  Command c;
+  if (type == "call" || type == "hide" || type == "play" || type == "ask" || type == "show") {
+    c.type = CommandType::kMove;
+    static const std::pair<const char*, MoveKind> kinds[] = {{"call", MoveKind::kCall},
+                                                             {"hide", MoveKind::kHide},
+                                                             {"play", MoveKind::kPlay},
+                                                             {"ask", MoveKind::kAsk},
+                                                             {"show", MoveKind::kShow}};
+    for (auto& [n, k] : kinds) {
+      if (type == n) c.move.kind = k;
+    }
+    c.move.card = j.value("card", j.value("suit", std::string()));
+  } else if (std::optional<CommandType> t = ParseCommandType(type)) {
+    c.type = *t;
+  } else {
+    return absl::InvalidArgumentError("unknown command type " + type);
+  }
+  c.player = j.value("player", std::string());
+  c.seat = j.value("seat", -1);
+  c.yes = j.value("yes", true);
+  c.note_id = j.value("note_id", std::string());
+  c.duration_ms = j.value("duration_ms", int64_t{0});
+  c.balance_coins = j.value("balance", int64_t{1'000'000});
+  return c;
+}
+
+}  // namespace courtpiece::table

@@ -1,0 +1,284 @@
+#include "courtpiece/table/rules_engine.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/bots/bot.h"
+
+namespace courtpiece::table {
+namespace {
+
+using rules::kHiddenCard;
+
+std::string Suit(int suit) { return suit < 0 ? std::string() : rules::SuitName(suit); }
+
+std::vector<std::string> HandNames(rules::CardSet hand) {
+  std::vector<std::string> out;
+  for (rules::Card c : hand) out.push_back(rules::CardName(c));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<rules::Rules> ParseRulesJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(
+      json.empty() ? std::string_view("{\"game\":\"classic\"}") : json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError("game options must be a JSON object");
+  }
+  rules::OptionMap m;
+  for (auto& [k, v] : j.items()) {
+    if (v.is_null()) {
+      m[k] = nullptr;
+    } else if (v.is_boolean()) {
+      m[k] = v.get<bool>();
+    } else if (v.is_number_integer()) {
+      m[k] = v.get<int64_t>();
+    } else if (v.is_number()) {
+      m[k] = v.get<double>();
+    } else if (v.is_string()) {
+      m[k] = v.get<std::string>();
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("option ", k, " has a bad value"));
+    }
+  }
+  absl::StatusOr<rules::Rules> r = rules::ParseRules(m);
+  if (!r.ok()) return absl::InvalidArgumentError(std::string(r.status().message()));
+  return *r;
+}
+
+absl::StatusOr<rules::Move> ToRulesMove(int seat, const Move& move) {
+  switch (move.kind) {
+    case MoveKind::kCall: {
+      std::optional<int> suit = rules::ParseSuit(move.card);
+      if (!suit) return absl::InvalidArgumentError("call a suit: C, D, H or S");
+      return rules::Move::Call(seat, *suit);
+    }
+    case MoveKind::kHide:
+    case MoveKind::kPlay: {
+      std::optional<rules::Card> c = rules::ParseCard(move.card);
+      if (!c) return absl::InvalidArgumentError(absl::StrCat("not a card: ", move.card));
+      return move.kind == MoveKind::kHide ? rules::Move::Hide(seat, *c)
+                                          : rules::Move::Play(seat, *c);
+    }
+    case MoveKind::kAsk:
+      return rules::Move::Ask(seat);
+    case MoveKind::kShow:
+      return rules::Move::Show(seat);
+  }
+  return absl::InvalidArgumentError("bad move");
+}
+
+Move FromRulesMove(const rules::Move& m) {
+  switch (m.type) {
+    case rules::MoveType::kCall:
+      return {MoveKind::kCall, rules::SuitName(m.value)};
+    case rules::MoveType::kHide:
+      return {MoveKind::kHide, rules::CardName(m.value)};
+    case rules::MoveType::kPlay:
+      return {MoveKind::kPlay, rules::CardName(m.value)};
+    case rules::MoveType::kAsk:
+      return {MoveKind::kAsk, ""};
+    case rules::MoveType::kShow:
+      return {MoveKind::kShow, ""};
+  }
+  return {};
+}
+
+RulesEngine::RulesEngine(const rules::Rules& r, int first_dealer)
+    : rules_(r), next_caller_((first_dealer + 1) % 4) {}
+
+absl::Status RulesEngine::StartRound(const Seed& seed) {
+  if (round_ || over_) return absl::FailedPreconditionError("round in play or game over");
+  round_.emplace(rules::Round::FromSeed(rules_, (next_caller_ + 3) % 4, seed));
+  for (int s = 0; s < 4; ++s) {
+    rules::SeatView v = round_->View(s);
+    Emit(s, {"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
+    if (!v.hand.empty()) {
+      Emit(s,
+           {"hand", s, HandNames(v.hand), v.phase == rules::Phase::kCall ? "first_five" : "full"});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RulesEngine::Apply(int seat, const Move& move) {
+  if (!round_ || round_->over()) return absl::FailedPreconditionError("no round in play");
+  absl::StatusOr<rules::Move> m = ToRulesMove(seat, move);
+  if (!m.ok()) return m.status();
+  const int tricks_before = round_->completed_tricks();
+  const bool shown_before = round_->trump_shown();
+  const int set_before = round_->trump_set_event().trick;
+  const int pickups_before = static_cast<int>(round_->pickups().size());
+  const int payouts_before = static_cast<int>(round_->payouts().size());
+  const rules::Phase phase_before = round_->phase();
+  if (absl::Status st = round_->Apply(*m); !st.ok()) return st;
+  RenderMove(seat, *m, tricks_before, shown_before, set_before, pickups_before, payouts_before,
+             phase_before);
+  return absl::OkStatus();
+}
+
+void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before, bool shown_before,
+                             int set_before, int pickups_before, int payouts_before,
+                             rules::Phase phase_before) {
+  const rules::Round& r = *round_;
+  for (int s = 0; s < 4; ++s) {
+    rules::SeatView v = r.View(s);
+    switch (m.type) {
+      case rules::MoveType::kCall:
+        Emit(s, {"trump", seat, {}, Suit(v.trump)});
+        break;
+      case rules::MoveType::kHide:
+        Emit(s, {"hidden", seat,
+                 s == seat ? std::vector<std::string>{rules::CardName(
+                                 static_cast<rules::Card>(v.face_down_card))}
+                           : std::vector<std::string>{},
+                 ""});
+        break;
+      case rules::MoveType::kAsk:
+        Emit(s, {"asked", seat, {}, ""});
+        break;
+      case rules::MoveType::kShow:
+        Emit(s, {"shown", seat, {}, ""});
+        break;
+      case rules::MoveType::kPlay: {
+        rules::Card c = kHiddenCard;
+        if (v.num_tricks > tricks_before) {
+          const rules::TrickRecord& t = v.tricks[tricks_before];
+          c = t.cards[(seat - t.leader + 4) % 4];
+        } else if (v.current_size > 0) {
+          c = v.current.cards[v.current_size - 1];
+        }
+        Emit(s, {"played", seat, {rules::CardName(c)}, ""});
+        break;
+      }
+    }
+    if (phase_before == rules::Phase::kCall && v.phase != rules::Phase::kCall) {
+      Emit(s, {"hand", s, HandNames(v.hand), "full"});
+    }
+    if (!shown_before && r.trump_shown()) {
+      Emit(s, {"trump_shown", v.trump_shown.seat, {}, Suit(v.trump)});
+      if (s == v.caller) Emit(s, {"hand", s, HandNames(v.hand), "full"});
+    }
+    if (set_before < 0 && v.trump_set.trick >= 0) {
+      Emit(s, {"trump_set", v.trump_set.seat, {}, Suit(v.trump)});
+    }
+    if (v.num_tricks > tricks_before) {
+      const rules::TrickRecord& t = v.tricks[tricks_before];
+      Emit(s, {"trick",
+               t.winner,
+               {},
+               absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ", v.count[0],
+                            "-", v.count[1])});
+    }
+    for (int i = pickups_before; i < v.num_pickups; ++i) {
+      Emit(s, {"pickup", v.pickups[i].seat, {}, absl::StrCat(int{v.pickups[i].count})});
+    }
+    for (int i = payouts_before; i < v.num_payouts; ++i) {
+      Emit(s, {"stack_payout", v.payouts[i].team, {}, absl::StrCat(int{v.payouts[i].points})});
+    }
+    if (v.over) {
+      Emit(s,
+           {"round_over",
+            v.result.winner,
+            {},
+            absl::StrCat(std::string(rules::ResultKindName(v.result.kind)), " ", v.result.points)});
+    }
+  }
+}
+
+Move RulesEngine::AutoMove(int seat) const {
+  return FromRulesMove(bots::ChooseMove(rules_, round_->View(seat)));
+}
+
+std::array<std::vector<EngineEvent>, 4> RulesEngine::TakeEvents() {
+  std::array<std::vector<EngineEvent>, 4> out;
+  std::swap(out, pending_);
+  return out;
+}
+
+std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
+  std::vector<EngineEvent> out;
+  out.push_back({"score", -1, {}, absl::StrCat(score_[0], "-", score_[1])});
+  if (!round_) return out;
+  rules::SeatView v = round_->View(seat);
+  out.push_back({"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
+  out.push_back(
+      {"hand", seat, HandNames(v.hand), v.phase == rules::Phase::kCall ? "first_five" : "full"});
+  if (v.face_down_card >= 0) {
+    out.push_back(
+        {"hidden", v.caller, {rules::CardName(static_cast<rules::Card>(v.face_down_card))}, ""});
+  }
+  if (v.trump >= 0) out.push_back({"trump", v.caller, {}, Suit(v.trump)});
+  out.push_back({"tricks",
+                 -1,
+                 {},
+                 absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ",
+                              v.count[0], "-", v.count[1])});
+  for (int i = 0; i < v.current_size; ++i) {
+    out.push_back(
+        {"played", (v.current.leader + i) % 4, {rules::CardName(v.current.cards[i])}, ""});
+  }
+  return out;
+}
+
+RoundOutcome RulesEngine::Outcome() const {
+  const rules::RoundResult& r = round_->result();
+  return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points};
+}
+
+void RulesEngine::FinishRound() {
+  if (!round_ || !round_->over()) return;
+  // Mirrors rules::Game::FinishRound.
+  const rules::RoundResult& r = round_->result();
+  ++rounds_;
+  if (rules_.game == rules::GameType::kStack) {
+    score_ = r.count;
+    over_ = true;
+  } else if (r.winner >= 0) {
+    score_[r.winner] += r.points;
+    next_caller_ = round_->NextCaller();
+    over_ = score_[r.winner] >= rules_.target;
+  }
+  round_.reset();
+}
+
+std::string RulesEngine::Serialize() const {
+  std::string out = absl::StrCat("g1 ", score_[0], " ", score_[1], " ", over_ ? 1 : 0, " ",
+                                 next_caller_, " ", rounds_, " ", round_ ? 1 : 0, "\n");
+  if (round_) out += round_->Serialize();
+  return out;
+}
+
+absl::Status RulesEngine::Restore(std::string_view bytes) {
+  size_t nl = bytes.find('\n');
+  if (nl == std::string_view::npos) return absl::InvalidArgumentError("bad engine bytes");
+  int over = 0, has_round = 0;
+  if (std::sscanf(std::string(bytes.substr(0, nl)).c_str(), "g1 %d %d %d %d %d %d", &score_[0],
+                  &score_[1], &over, &next_caller_, &rounds_, &has_round) != 6) {
+    return absl::InvalidArgumentError("bad engine header");
+  }
+  over_ = over != 0;
+  round_.reset();
+  if (has_round) {
+    std::string_view rest = bytes.substr(nl + 1);
+    absl::StatusOr<rules::Round> r =
+        rules::Round::Restore(absl::string_view(rest.data(), rest.size()));
+    if (!r.ok()) return r.status();
+    round_.emplace(std::move(*r));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<GameEngine>> RulesEngineFactory::NewGame(
+    std::string_view options, const Seed& first_dealer_seed) {
+  absl::StatusOr<rules::Rules> r = ParseRulesJson(options);
+  if (!r.ok()) return r.status();
+  return std::unique_ptr<GameEngine>(std::make_unique<RulesEngine>(*r, first_dealer_seed[0] % 4));
+}
+
+absl::Status RulesEngineFactory::Validate(std::string_view options) {
+  return ParseRulesJson(options).status();
+}
+
+}  // namespace courtpiece::table

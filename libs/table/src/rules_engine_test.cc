@@ -1,0 +1,119 @@
+// The table on the real rules engine: auto-play names trump, hidden cards stay hidden, a
+// whole game settles.
+#include "courtpiece/table/rules_engine.h"
+
+#include <gtest/gtest.h>
+
+#include "courtpiece/table/testing.h"
+
+namespace courtpiece::table {
+namespace {
+
+TableOptions Opts(std::string game) {
+  return {.table_id = "r1",
+          .host_player = "host",
+          .bet_coins = 50,
+          .turn_time_ms = 5'000,
+          .game_options = std::move(game)};
+}
+
+class RealEngine : public ::testing::Test {
+ protected:
+  void Seat(TableHarness& h) {
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Join("c").ok());
+    h.Run(kAutoStartMs + kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  }
+  RulesEngineFactory engines;
+};
+
+TEST_F(RealEngine, RejectsBadGameOptionsNamingTheOption) {
+  SeedSource* none = nullptr;
+  absl::StatusOr<std::unique_ptr<Table>> t =
+      Table::Create(Opts(R"({"game":"classic","target":0})"), &engines, none, 0);
+  ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("target"), std::string::npos) << t.status();
+}
+
+TEST_F(RealEngine, ATimeoutNamesTrumpForTheCaller) {
+  TableHarness h(Opts(R"({"game":"classic"})"), "s1", &engines);
+  Seat(h);
+  int caller = h.table().engine()->ToAct();
+  h.Run(5'000);
+  EXPECT_EQ(h.table().seat(caller).timeouts_in_row, 1);
+  std::vector<Event> trump = h.EventsOfType("trump");
+  ASSERT_EQ(trump.size(), 4u);  // one per person's stream
+  EXPECT_EQ(trump[0].seat, caller);
+  EXPECT_EQ(trump[0].detail.size(), 1u);
+  EXPECT_EQ(h.EventsOfType("hand").size(), 8u);  // first five, then the full hand, per seat
+}
+
+TEST_F(RealEngine, TheHiddenTrumpCardGoesOnlyToTheCaller) {
+  TableHarness h(Opts(R"({"game":"hidden","target":10})"), "s2", &engines);
+  Seat(h);
+  int caller = h.table().engine()->ToAct();
+  h.PlayPeople();  // everyone plays the bot's choice to the end of the round
+  int to_caller = 0;
+  for (const Event& e : h.EventsOfType("hidden")) {
+    if (e.to_seat == caller) {
+      EXPECT_EQ(e.cards.size(), 1u);
+      ++to_caller;
+    } else {
+      EXPECT_TRUE(e.cards.empty());
+    }
+  }
+  EXPECT_EQ(to_caller, 1);
+  // Before it is shown, nobody but the caller is told the suit.
+  for (const Event& e : h.events) {
+    if (e.type == "trump_shown") break;
+    if (e.type == "trump" && e.to_seat != caller) {
+      EXPECT_EQ(e.detail, "");
+    }
+  }
+}
+
+TEST_F(RealEngine, AWholeGameSettlesAndConservesCoins) {
+  for (std::string game : {R"({"game":"classic","target":3})", R"({"game":"piles","target":10})",
+                           R"({"game":"hidden","target":10})", R"({"game":"kaat","target":10})",
+                           R"({"game":"stack","target":7})"}) {
+    SCOPED_TRACE(game);
+    TableHarness h(Opts(game), "s3", &engines);
+    Seat(h);
+    for (int i = 0; i < 200 && h.EffectsOfType(EffectType::kRecordGame).empty(); ++i) {
+      h.PlayPeople();
+      h.Run(kCountInMs);
+    }
+    ASSERT_EQ(h.EffectsOfType(EffectType::kRecordGame).size(), 1u);
+    const GameRecord g = h.EffectsOfType(EffectType::kRecordGame)[0].game;
+    EXPECT_TRUE(g.counts_for_stats);
+    EXPECT_EQ(g.players.size(), 4u);
+    EXPECT_EQ(h.Sum(), 0);
+    for (auto& [acct, coins] : h.balances) {
+      if (acct.starts_with("pot:")) {
+        EXPECT_EQ(coins, 0) << acct;
+      }
+    }
+    int64_t people = 0;
+    for (std::string p : {"host", "a", "b", "c"}) people += h.balances["player:" + p];
+    EXPECT_EQ(people + h.balances["house"], 4 * 100'000);
+  }
+}
+
+TEST_F(RealEngine, ReconnectGetsTheSeatsViewOnly) {
+  TableHarness h(Opts(R"({"game":"classic"})"), "s4", &engines);
+  Seat(h);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  const auto* round = static_cast<const RulesEngine*>(h.table().engine())->round();
+  ASSERT_NE(round, nullptr);
+  std::vector<Event> hands = h.EventsOfType("hand");
+  const Event& last = hands.back();
+  EXPECT_EQ(last.to_seat, 2);
+  rules::CardSet mine = round->View(2).hand;
+  for (const std::string& c : last.cards) EXPECT_TRUE(mine.Has(*rules::ParseCard(c))) << c;
+}
+
+}  // namespace
+}  // namespace courtpiece::table

@@ -1,0 +1,277 @@
+#include "courtpiece/table/table.h"
+
+#include <sodium.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "check.h"
+
+namespace courtpiece::table {
+namespace {
+
+constexpr std::array<std::string_view, 15> kCommandNames = {
+    "join",       "leave",       "disconnect", "reconnect",     "start_now",
+    "remove_bot", "ask_bot",     "vote",       "swap_partner",  "end_early",
+    "move",       "voice_start", "voice_sent", "voice_discard", "report"};
+
+std::string Hex(const uint8_t* data, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[data[i] >> 4];
+    out[2 * i + 1] = kDigits[data[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view CommandTypeName(CommandType type) {
+  return kCommandNames[static_cast<size_t>(type)];
+}
+std::optional<CommandType> ParseCommandType(std::string_view name) {
+  for (size_t i = 0; i < kCommandNames.size(); ++i) {
+    if (kCommandNames[i] == name) return static_cast<CommandType>(i);
+  }
+  return std::nullopt;
+}
+std::string_view TransferStepName(TransferStep step) {
+  static constexpr std::string_view kNames[] = {"stake", "court_stake", "payout", "refund"};
+  return kNames[static_cast<int>(step)];
+}
+std::string_view EffectTypeName(EffectType type) {
+  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit", "report",
+                                                "close"};
+  return kNames[static_cast<int>(type)];
+}
+
+Seed DeterministicSeedSource::Draw(uint64_t draw_index) {
+  std::string in = absl::StrCat(master_, "|", table_id_, "|", draw_index);
+  Seed out;
+  crypto_hash_sha256(out.data(), reinterpret_cast<const unsigned char*>(in.data()), in.size());
+  return out;
+}
+std::string Sha256Hex(const Seed& seed) {
+  Seed out;
+  crypto_hash_sha256(out.data(), seed.data(), seed.size());
+  return Hex(out.data(), out.size());
+}
+std::string SeedHex(const Seed& seed) { return Hex(seed.data(), seed.size()); }
+
+Table::Table(const TableOptions& options, EngineFactory* engines, SeedSource* seeds)
+    : options_(options), engines_(engines), seeds_(seeds) {}
+
+absl::StatusOr<std::unique_ptr<Table>> Table::Create(const TableOptions& options,
+                                                     EngineFactory* engines, SeedSource* seeds,
+                                                     int64_t now_ms) {
+  if (options.bet_coins < 25 || options.bet_coins > 1000) {
+    return absl::InvalidArgumentError("bet_coins must be 25..1000");
+  }
+  if (options.turn_time_ms < 5000 || options.turn_time_ms > 30000) {
+    return absl::InvalidArgumentError("turn_time_ms must be 5000..30000");
+  }
+  if (options.table_id.empty() || options.host_player.empty()) {
+    return absl::InvalidArgumentError("table_id and host_player are required");
+  }
+  if (absl::Status s = engines->Validate(options.game_options); !s.ok()) return s;
+  std::unique_ptr<Table> t(new Table(options, engines, seeds));
+  t->seats_[0].kind = SeatKind::kPerson;
+  t->seats_[0].player = options.host_player;
+  t->host_ = options.host_player;
+  t->EmitAll({.type = "seated", .seat = 0, .player = options.host_player, .detail = "person"});
+  t->Reschedule(now_ms);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs.
+
+void Table::EmitTo(int s, Event ev) {
+  if (seats_[s].kind != SeatKind::kPerson) return;
+  ev.seq = ++seq_;
+  ev.to_seat = s;
+  events_.push_back(std::move(ev));
+}
+void Table::EmitAll(Event ev) {
+  for (int s = 0; s < 4; ++s) EmitTo(s, ev);
+}
+void Table::FlushEngineEvents() {
+  if (!engine_) return;
+  std::array<std::vector<EngineEvent>, 4> per_seat = engine_->TakeEvents();
+  for (int s = 0; s < 4; ++s) {
+    for (EngineEvent& e : per_seat[s]) {
+      EmitTo(s, {.type = std::move(e.type),
+                 .seat = e.seat,
+                 .cards = std::move(e.cards),
+                 .detail = std::move(e.detail)});
+    }
+  }
+}
+void Table::EmitTransfer(Transfer t) {
+  int64_t sum = 0;
+  for (const TransferLeg& l : t.legs) sum += l.amount_coins;
+  TABLE_CHECK(sum == 0);
+  (void)sum;
+  if (t.awaited) {
+    awaited_key_ = t.key;
+    awaited_ = t;
+  }
+  effects_.push_back({.type = EffectType::kTransfer, .transfer = std::move(t)});
+}
+std::vector<Event> Table::TakeEvents() {
+  std::vector<Event> out;
+  out.swap(events_);
+  return out;
+}
+std::vector<Effect> Table::TakeEffects() {
+  std::vector<Effect> out;
+  out.swap(effects_);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+int Table::SeatOf(std::string_view player) const {
+  for (int s = 0; s < 4; ++s) {
+    if (seats_[s].kind == SeatKind::kPerson && seats_[s].player == player) return s;
+  }
+  return -1;
+}
+int Table::PeopleSeated() const {
+  int n = 0;
+  for (const SeatState& st : seats_) n += st.kind == SeatKind::kPerson;
+  return n;
+}
+bool Table::AllSeatsReady() const {
+  for (const SeatState& st : seats_) {
+    if (st.kind == SeatKind::kEmpty || st.Away()) return false;
+  }
+  return true;
+}
+std::string Table::PotAccount() const {
+  return absl::StrCat("pot:", options_.table_id, ":", round_no_ + (phase_ == Phase::kStaking));
+}
+std::string Table::SeatAccount(int s) const {
+  return seats_[s].kind == SeatKind::kPerson ? absl::StrCat("player:", seats_[s].player)
+                                             : std::string("house");
+}
+
+std::optional<int64_t> Table::NextDeadline() const {
+  int64_t best = 0;
+  auto consider = [&](int64_t t) {
+    if (t > 0 && (best == 0 || t < best)) best = t;
+  };
+  consider(auto_start_at_);
+  consider(count_in_until_);
+  consider(turn_deadline_);
+  if (vote_.active) consider(vote_.deadline_ms);
+  consider(recording_until_);
+  for (const SeatState& st : seats_) consider(st.keep_until_ms);
+  if (best == 0) return std::nullopt;
+  return best;
+}
+std::optional<std::string> Table::AwaitedTransferKey() const {
+  if (awaited_key_.empty()) return std::nullopt;
+  return awaited_key_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs.
+
+void Table::Advance(int64_t now_ms) {
+  for (int guard = 0; guard < 10'000; ++guard) {
+    std::optional<int64_t> next = NextDeadline();
+    if (!next || *next > now_ms || phase_ == Phase::kClosed) return;
+    FireDue(*next);
+  }
+  TABLE_CHECK(false && "table deadlines do not advance");
+}
+
+void Table::FireDue(int64_t t) {
+  if (auto_start_at_ == t) {
+    auto_start_at_ = 0;
+    StartGame(t);
+  } else if (count_in_until_ == t) {
+    count_in_until_ = 0;
+    EndCountIn(t);
+  } else if (turn_deadline_ == t) {
+    turn_deadline_ = 0;
+    int s = engine_->ToAct();
+    SeatState& st = seats_[s];
+    if (++st.timeouts_in_row >= kTimeoutsBeforeBot && !st.bot_driving) {
+      st.bot_driving = true;
+      EmitAll({.type = "bot_driving", .seat = s, .player = st.player});
+    }
+    EmitAll({.type = "timeout", .seat = s, .value = st.timeouts_in_row});
+    ApplyMove(s, engine_->AutoMove(s), t);
+    DriveTurns(t);
+  } else if (vote_.active && vote_.deadline_ms == t) {
+    ResolveVote(true, t);  // silence is a yes
+  } else if (recording_until_ == t) {
+    ReleaseVoiceLock(t, "timeout");
+  } else {
+    for (int s = 0; s < 4; ++s) {
+      if (seats_[s].keep_until_ms == t) {
+        ExpireKeptSeat(s, t);
+        return;
+      }
+    }
+  }
+}
+
+absl::Status Table::Handle(const Command& c, int64_t now_ms) {
+  Advance(now_ms);
+  if (phase_ == Phase::kClosed) return absl::FailedPreconditionError("the table is closed");
+  if (c.type == CommandType::kJoin) return Join(c, now_ms);
+  int s = SeatOf(c.player);
+  if (s < 0) return absl::PermissionDeniedError(absl::StrCat(c.player, " is not seated"));
+  SeatState& st = seats_[s];
+  if (c.type != CommandType::kDisconnect && c.type != CommandType::kReconnect &&
+      c.type != CommandType::kLeave && st.Away()) {
+    return absl::FailedPreconditionError("reconnect first");
+  }
+  if (st.bot_driving && c.type != CommandType::kDisconnect && c.type != CommandType::kLeave) {
+    // Any action of the player takes their seat back from the bot (RULES.md §4.7).
+    st.bot_driving = false;
+    st.timeouts_in_row = 0;
+    EmitAll({.type = "bot_released", .seat = s, .player = st.player});
+    if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now_ms);
+  }
+  switch (c.type) {
+    case CommandType::kJoin:
+      break;
+    case CommandType::kLeave:
+      return Leave(s, now_ms);
+    case CommandType::kDisconnect:
+      return Disconnect(s, now_ms);
+    case CommandType::kReconnect:
+      return Reconnect(s, now_ms);
+    case CommandType::kStartNow:
+      return StartNow(s, now_ms);
+    case CommandType::kRemoveBot:
+      return RemoveBot(s, c.seat, now_ms);
+    case CommandType::kAskBot:
+      return AskBot(s, c.seat, now_ms);
+    case CommandType::kVote:
+      return CastVote(s, c.yes, now_ms);
+    case CommandType::kSwapPartner:
+      return SwapPartner(s, c.seat, now_ms);
+    case CommandType::kEndEarly:
+      return EndEarly(s, now_ms);
+    case CommandType::kMove:
+      return PlayMove(s, c.move, now_ms);
+    case CommandType::kVoiceStart:
+      return VoiceStart(s, now_ms);
+    case CommandType::kVoiceSent:
+      return VoiceSent(s, c, now_ms);
+    case CommandType::kVoiceDiscard:
+      return VoiceDiscard(s, now_ms);
+    case CommandType::kReport:
+      return Report(s, c, now_ms);
+  }
+  return absl::InvalidArgumentError("unknown command");
+}
+
+}  // namespace courtpiece::table

@@ -1,0 +1,307 @@
+// Rounds: stakes, play through the engine, turn timers, settlement, game end.
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "check.h"
+#include "courtpiece/table/table.h"
+
+namespace courtpiece::table {
+
+void Table::EndCountIn(int64_t now) {
+  (void)now;
+  phase_ = Phase::kStaking;
+  const int64_t bet = options_.bet_coins;
+  Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_ + 1, ":stake:", stake_attempt_),
+             .step = TransferStep::kStake,
+             .min_balance_coins = 2 * bet,
+             .awaited = true};
+  int64_t house = 0;
+  for (int s = 0; s < 4; ++s) {
+    if (seats_[s].kind == SeatKind::kBot) {
+      house -= bet;
+    } else {
+      t.legs.push_back({SeatAccount(s), -bet});
+    }
+  }
+  if (house != 0) t.legs.push_back({"house", house});
+  t.legs.push_back({PotAccount(), 4 * bet});
+  EmitAll({.type = "staking", .value = 4 * bet});
+  EmitTransfer(std::move(t));
+}
+
+absl::Status Table::OnWalletReply(std::string_view key, bool ok,
+                                  const std::vector<std::string>& short_players, int64_t now_ms) {
+  Advance(now_ms);
+  if (awaited_key_.empty() || key != awaited_key_) {
+    return absl::NotFoundError(absl::StrCat("no awaited transfer ", std::string(key)));
+  }
+  Transfer t = std::move(awaited_);
+  awaited_ = Transfer{};
+  awaited_key_.clear();
+  if (t.step == TransferStep::kStake) {
+    if (ok) {
+      for (const TransferLeg& l : t.legs) {
+        if (l.amount_coins < 0) stakes_.push_back({l.account, -l.amount_coins});
+      }
+      pot_coins_ = 4 * options_.bet_coins;
+      StartRound(now_ms);
+    } else {
+      // Nothing moved. Players short of twice the bet are unseated, not a quit (§4.5 D).
+      ++stake_attempt_;
+      phase_ = Phase::kWaiting;
+      EmitAll({.type = "stake_refused"});
+      for (const std::string& p : short_players) {
+        int s = SeatOf(p);
+        if (s >= 0) FreeSeat(s, "not_enough_coins", false);
+      }
+      Reschedule(now_ms);
+      MaybeClose();
+    }
+  } else if (t.step == TransferStep::kCourtStake) {
+    if (ok) {
+      for (const TransferLeg& l : t.legs) {
+        if (l.amount_coins < 0) {
+          stakes_.push_back({l.account, -l.amount_coins});
+          pot_coins_ -= l.amount_coins;
+        }
+      }
+      Payout(now_ms);
+    } else {
+      // Losing players who cannot pay again are left out; the rest pay (docs/table.md).
+      Transfer again{
+          .key = absl::StrCat(t.key, "+"), .step = TransferStep::kCourtStake, .awaited = true};
+      int64_t in = 0;
+      for (const TransferLeg& l : t.legs) {
+        bool short_leg = false;
+        for (const std::string& p : short_players) {
+          short_leg = short_leg || l.account == absl::StrCat("player:", p);
+        }
+        if (l.amount_coins < 0 && !short_leg) {
+          again.legs.push_back(l);
+          in -= l.amount_coins;
+        }
+      }
+      if (in == 0 || short_players.empty()) {
+        Payout(now_ms);
+      } else {
+        again.legs.push_back({PotAccount(), in});
+        EmitTransfer(std::move(again));
+      }
+    }
+  }
+  MaybeFinishEarly(now_ms);
+  return absl::OkStatus();
+}
+
+void Table::StartRound(int64_t now) {
+  ++round_no_;
+  stake_attempt_ = 0;
+  round_seed_ = seeds_->Draw(draw_index_++);
+  absl::Status st = engine_->StartRound(round_seed_);
+  TABLE_CHECK(st.ok());
+  (void)st;
+  phase_ = Phase::kPlaying;
+  game_people_ = PeopleSeated();
+  for (SeatState& seat : seats_) seat.voice_used = false;
+  if (vote_.active) {
+    EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
+    vote_ = Vote{};
+  }
+  EmitAll({.type = "round_started",
+           .detail = Sha256Hex(round_seed_),
+           .value = static_cast<int64_t>(round_no_)});
+  FlushEngineEvents();
+  DriveTurns(now);
+}
+
+void Table::DriveTurns(int64_t now) {
+  while (phase_ == Phase::kPlaying) {
+    if (engine_->RoundOver()) {
+      EndRound(now);
+      return;
+    }
+    int s = engine_->ToAct();
+    const SeatState& st = seats_[s];
+    if (st.kind == SeatKind::kBot || st.Away() || st.bot_driving) {
+      ApplyMove(s, engine_->AutoMove(s), now);
+      continue;
+    }
+    if (turn_seat_ != s || turn_deadline_ == 0) {
+      turn_seat_ = s;
+      turn_deadline_ = now + options_.turn_time_ms;
+      EmitAll({.type = "turn", .seat = s, .value = turn_deadline_});
+    }
+    return;
+  }
+}
+
+void Table::ApplyMove(int s, const Move& move, int64_t now) {
+  (void)now;
+  absl::Status st = engine_->Apply(s, move);
+  TABLE_CHECK(st.ok() && "AutoMove must be legal");
+  (void)st;
+  turn_deadline_ = 0;
+  turn_seat_ = -1;
+  FlushEngineEvents();
+}
+
+absl::Status Table::PlayMove(int s, const Move& move, int64_t now) {
+  if (phase_ != Phase::kPlaying) return absl::FailedPreconditionError("no round in play");
+  if (engine_->ToAct() != s) return absl::FailedPreconditionError("not your turn");
+  if (absl::Status st = engine_->Apply(s, move); !st.ok()) return st;
+  seats_[s].timeouts_in_row = 0;
+  turn_deadline_ = 0;
+  turn_seat_ = -1;
+  FlushEngineEvents();
+  DriveTurns(now);
+  return absl::OkStatus();
+}
+
+void Table::EndRound(int64_t now) {
+  turn_deadline_ = 0;
+  turn_seat_ = -1;
+  outcome_ = engine_->Outcome();
+  engine_->FinishRound();
+  outcome_game_over_ = engine_->GameOver();
+  FlushEngineEvents();
+  std::array<int, 2> sc = engine_->Scores();
+  EmitAll({.type = "round_result",
+           .seat = outcome_.winning_team,
+           .detail = absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]),
+           .value = outcome_.points});
+  EmitAll(
+      {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+  if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
+    // A Court pays double: each losing seat stakes again first (§4.6).
+    phase_ = Phase::kCourtStake;
+    Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_, ":court_stake"),
+               .step = TransferStep::kCourtStake,
+               .awaited = true};
+    int64_t in = 0;
+    for (int s = 0; s < 4; ++s) {
+      if (s % 2 == outcome_.winning_team) continue;
+      t.legs.push_back({SeatAccount(s), -options_.bet_coins});
+      in += options_.bet_coins;
+    }
+    t.legs.push_back({PotAccount(), in});
+    EmitTransfer(std::move(t));
+    return;
+  }
+  Payout(now);
+}
+
+void Table::Payout(int64_t now) {
+  std::map<std::string, int64_t> credit;
+  TransferStep step = TransferStep::kPayout;
+  if (outcome_.winning_team < 0) {
+    step = TransferStep::kRefund;  // a draw returns every stake to whoever paid it
+    for (const TransferLeg& l : stakes_) credit[l.account] += l.amount_coins;
+  } else {
+    const int64_t share = pot_coins_ / 2;
+    credit["house"] += pot_coins_ - 2 * share;  // an odd coin (refused court stake) to the house
+    for (int s = outcome_.winning_team; s < 4; s += 2) {
+      // A bot's share, or that of a player away at the round's end, goes to the house; not
+      // when the round ends the game (§4.6, §4.10).
+      bool present = !seats_[s].Away() || outcome_game_over_;
+      credit[seats_[s].kind == SeatKind::kPerson && present ? SeatAccount(s) : "house"] += share;
+    }
+  }
+  Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_, ":",
+                                 std::string(TransferStepName(step))),
+             .step = step};
+  t.legs.push_back({PotAccount(), -pot_coins_});
+  for (auto& [account, coins] : credit) {
+    if (coins != 0) t.legs.push_back({account, coins});
+  }
+  EmitTransfer(std::move(t));
+  pot_coins_ = 0;
+  stakes_.clear();
+  AfterRound(outcome_game_over_, now);
+}
+
+void Table::AfterRound(bool game_over, int64_t now) {
+  phase_ = Phase::kWaiting;
+  if (game_over) {
+    FinishGame(false, now);
+    return;
+  }
+  for (int s = 0; s < 4; ++s) {
+    SeatState& st = seats_[s];
+    if (st.kind != SeatKind::kPerson) continue;
+    if (st.left) {
+      FreeSeat(s, "left", GameCounts());  // pressed Leave and still away: a quit (§4.9)
+    } else if (!st.connected) {
+      st.keep_until_ms = now + kKeepSeatInGameMs;
+    }
+  }
+  Reschedule(now);
+  MaybeClose();
+}
+
+void Table::FinishGame(bool ended_early, int64_t now) {
+  std::array<int, 2> sc = engine_->Scores();
+  GameRecord rec{.game_no = game_no_,
+                 .counts_for_stats = !ended_early && GameCounts(),
+                 .ended_early = ended_early,
+                 .winning_team = ended_early ? -1 : (sc[0] > sc[1] ? 0 : 1),
+                 .scores = sc};
+  for (int s = 0; s < 4; ++s) {
+    if (seats_[s].kind != SeatKind::kPerson) continue;
+    rec.players.push_back({seats_[s].player, s, s % 2 == rec.winning_team});
+  }
+  EmitAll({.type = "game_over",
+           .seat = rec.winning_team,
+           .detail = absl::StrCat(ended_early ? "ended_early " : "", sc[0], "-", sc[1])});
+  effects_.push_back({.type = EffectType::kRecordGame, .game = std::move(rec)});
+  game_active_ = false;
+  engine_.reset();
+  phase_ = Phase::kWaiting;
+  for (int s = 0; s < 4; ++s) {
+    seats_[s].end_early = false;
+    // Not connected when the game ends: the seat is freed, not a quit (§4.10).
+    if (seats_[s].Away()) FreeSeat(s, "away_at_game_end", false);
+  }
+  Reschedule(now);
+  MaybeClose();
+}
+
+absl::Status Table::EndEarly(int s, int64_t now) {
+  if (!game_active_) return absl::FailedPreconditionError("no game to end");
+  seats_[s].end_early = true;
+  EmitAll({.type = "end_early", .seat = s, .player = seats_[s].player});
+  MaybeFinishEarly(now);
+  return absl::OkStatus();
+}
+
+void Table::MaybeFinishEarly(int64_t now) {
+  if (!game_active_ || phase_ == Phase::kStaking || phase_ == Phase::kCourtStake) return;
+  int people = 0;
+  for (const SeatState& st : seats_) {
+    if (st.kind != SeatKind::kPerson || st.Away()) continue;
+    if (!st.end_early) return;
+    ++people;
+  }
+  if (people == 0) return;
+  if (phase_ == Phase::kPlaying) {
+    // The round in play is abandoned: every stake goes back to whoever paid it.
+    std::map<std::string, int64_t> credit;
+    for (const TransferLeg& l : stakes_) credit[l.account] += l.amount_coins;
+    Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_, ":refund"),
+               .step = TransferStep::kRefund};
+    t.legs.push_back({PotAccount(), -pot_coins_});
+    for (auto& [account, coins] : credit) t.legs.push_back({account, coins});
+    EmitTransfer(std::move(t));
+    pot_coins_ = 0;
+    stakes_.clear();
+    turn_deadline_ = 0;
+    turn_seat_ = -1;
+    EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
+    EmitAll(
+        {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+  }
+  count_in_until_ = 0;
+  phase_ = Phase::kWaiting;
+  FinishGame(true, now);
+}
+
+}  // namespace courtpiece::table

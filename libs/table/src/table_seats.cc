@@ -1,0 +1,240 @@
+// Seats: joining, leaving, disconnecting, bots, the host, auto start and the count-in.
+#include "absl/strings/str_cat.h"
+#include "check.h"
+#include "courtpiece/table/table.h"
+
+namespace courtpiece::table {
+namespace {
+constexpr std::array<int, 4> kJoinOrder = {2, 1, 3, 0};
+constexpr std::array<int, 4> kHostOrder = {0, 2, 1, 3};
+}  // namespace
+
+absl::Status Table::Join(const Command& c, int64_t now) {
+  if (c.player.empty()) return absl::InvalidArgumentError("player is required");
+  int mine = SeatOf(c.player);
+  if (mine >= 0) {
+    if (seats_[mine].Away()) return Reconnect(mine, now);
+    return absl::AlreadyExistsError(absl::StrCat(c.player, " is already seated"));
+  }
+  if (c.balance_coins < 2 * options_.bet_coins) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sitting down needs ", 2 * options_.bet_coins, " coins"));
+  }
+  int seat = -1;
+  for (int s : kJoinOrder) {
+    if (seats_[s].kind == SeatKind::kEmpty) {
+      seat = s;
+      break;
+    }
+  }
+  if (seat < 0 && !InRound()) {
+    // A seat kept for someone away may be taken (RULES.md §4.9).
+    for (int s : kJoinOrder) {
+      if (seats_[s].Away()) {
+        seat = s;
+        FreeSeat(s, "seat_taken", game_active_ && GameCounts());
+        break;
+      }
+    }
+  }
+  if (seat < 0) return absl::ResourceExhaustedError("the table is full");
+  SeatState& st = seats_[seat];
+  st = SeatState{};
+  st.kind = SeatKind::kPerson;
+  st.player = c.player;
+  if (vote_.active && !vote_.swap && vote_.seat == seat) ResolveVote(false, now);
+  EmitAll({.type = "seated", .seat = seat, .player = c.player, .detail = "person"});
+  for (int s = 0; s < 4; ++s) {
+    if (s != seat && seats_[s].kind != SeatKind::kEmpty) {
+      EmitTo(seat, {.type = "seated",
+                    .seat = s,
+                    .player = seats_[s].player,
+                    .detail = seats_[s].kind == SeatKind::kBot ? "bot" : "person"});
+    }
+  }
+  if (host_.empty()) {
+    host_ = c.player;
+    EmitAll({.type = "host", .seat = seat, .player = host_});
+  }
+  Reschedule(now);
+  return absl::OkStatus();
+}
+
+absl::Status Table::Leave(int s, int64_t now) {
+  SeatState& st = seats_[s];
+  if (InRound()) {
+    // The bot plays the rest of the round; the seat is settled when it ends (§4.8–4.10).
+    st.left = true;
+    st.connected = false;
+    EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "left"});
+    if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
+    return absl::OkStatus();
+  }
+  // Outside a round (waiting, count-in) leaving costs nothing (§4.5).
+  FreeSeat(s, "left", false);
+  Reschedule(now);
+  MaybeClose();
+  return absl::OkStatus();
+}
+
+absl::Status Table::Disconnect(int s, int64_t now) {
+  SeatState& st = seats_[s];
+  if (!st.connected) return absl::OkStatus();
+  st.connected = false;
+  EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "disconnected"});
+  if (InRound()) {
+    if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
+    return absl::OkStatus();
+  }
+  st.keep_until_ms = now + (game_active_ ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
+  if (recording_seat_ == s) ReleaseVoiceLock(now, "disconnected");
+  Reschedule(now);
+  return absl::OkStatus();
+}
+
+absl::Status Table::Reconnect(int s, int64_t now) {
+  SeatState& st = seats_[s];
+  st.connected = true;
+  st.left = false;
+  st.keep_until_ms = 0;
+  st.bot_driving = false;
+  st.timeouts_in_row = 0;
+  EmitAll({.type = "back", .seat = s, .player = st.player});
+  for (int o = 0; o < 4; ++o) {
+    if (seats_[o].kind != SeatKind::kEmpty) {
+      EmitTo(s, {.type = "seated",
+                 .seat = o,
+                 .player = seats_[o].player,
+                 .detail = seats_[o].kind == SeatKind::kBot ? "bot" : "person"});
+    }
+  }
+  if (engine_) {
+    for (EngineEvent& e : engine_->ViewOf(s)) {
+      EmitTo(s, {.type = std::move(e.type),
+                 .seat = e.seat,
+                 .cards = std::move(e.cards),
+                 .detail = std::move(e.detail)});
+    }
+  }
+  if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
+  Reschedule(now);
+  return absl::OkStatus();
+}
+
+absl::Status Table::StartNow(int s, int64_t now) {
+  (void)s;
+  if (game_active_) return absl::FailedPreconditionError("the game has already started");
+  for (int o = 0; o < 4; ++o) {
+    if (seats_[o].kind == SeatKind::kEmpty) {
+      seats_[o] = SeatState{};
+      seats_[o].kind = SeatKind::kBot;
+      seats_[o].player = absl::StrCat("bot-", o);
+      EmitAll({.type = "seated", .seat = o, .player = seats_[o].player, .detail = "bot"});
+    }
+  }
+  auto_start_at_ = 0;
+  StartGame(now);
+  return absl::OkStatus();
+}
+
+absl::Status Table::RemoveBot(int s, int target, int64_t now) {
+  (void)s;
+  if (target < 0 || target > 3 || seats_[target].kind != SeatKind::kBot) {
+    return absl::InvalidArgumentError("no bot in that seat");
+  }
+  if (InRound()) return absl::FailedPreconditionError("bots stay until the round ends");
+  EmitAll({.type = "unseated",
+           .seat = target,
+           .player = seats_[target].player,
+           .detail = "bot_removed"});
+  seats_[target] = SeatState{};
+  Reschedule(now);
+  return absl::OkStatus();
+}
+
+void Table::FreeSeat(int s, std::string_view reason, bool quit) {
+  SeatState& st = seats_[s];
+  std::string player = st.player;
+  EmitAll({.type = "unseated", .seat = s, .player = player, .detail = std::string(reason)});
+  if (recording_seat_ == s) {
+    recording_seat_ = -1;
+    recording_until_ = 0;
+    EmitAll({.type = "voice_idle", .seat = s});
+  }
+  st = SeatState{};
+  if (quit) effects_.push_back({.type = EffectType::kRecordQuit, .player = player});
+  if (vote_.active) {
+    std::erase(vote_.pending, player);
+    if (vote_.swap && (player == vote_.asker || s == vote_.seat || s == 2)) {
+      vote_.active = false;
+      EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
+    }
+  }
+  if (player == host_) {
+    host_.clear();
+    for (int o : kHostOrder) {
+      if (seats_[o].kind == SeatKind::kPerson) {
+        host_ = seats_[o].player;
+        EmitAll({.type = "host", .seat = o, .player = host_});
+        break;
+      }
+    }
+  }
+}
+
+void Table::ExpireKeptSeat(int s, int64_t now) {
+  // Not back in time: in a game it is a quit (§4.9); before or between games it is not.
+  FreeSeat(s, "not_back_in_time", game_active_ && GameCounts());
+  Reschedule(now);
+  MaybeClose();
+}
+
+void Table::MaybeClose() {
+  if (phase_ == Phase::kClosed || PeopleSeated() > 0 || InRound()) return;
+  phase_ = Phase::kClosed;
+  auto_start_at_ = count_in_until_ = turn_deadline_ = recording_until_ = 0;
+  vote_ = Vote{};
+  for (SeatState& st : seats_) st = SeatState{};
+  effects_.push_back({.type = EffectType::kClose});
+}
+
+void Table::Reschedule(int64_t now) {
+  if (phase_ == Phase::kClosed || InRound()) return;
+  bool full = true;
+  for (const SeatState& st : seats_) full = full && st.kind != SeatKind::kEmpty;
+  if (!game_active_) {
+    if (full && auto_start_at_ == 0) {
+      auto_start_at_ = now + kAutoStartMs;
+      EmitAll({.type = "auto_start", .value = auto_start_at_});
+    } else if (!full && auto_start_at_ != 0) {
+      auto_start_at_ = 0;
+      EmitAll({.type = "auto_start_cancelled"});
+    }
+    return;
+  }
+  bool ready = AllSeatsReady();
+  if (phase_ == Phase::kWaiting && ready) {
+    phase_ = Phase::kCountIn;
+    count_in_until_ = now + kCountInMs;
+    EmitAll({.type = "count_in", .value = count_in_until_});
+  } else if (phase_ == Phase::kCountIn && !ready) {
+    phase_ = Phase::kWaiting;
+    count_in_until_ = 0;
+    EmitAll({.type = "count_in_cancelled"});
+  }
+}
+
+void Table::StartGame(int64_t now) {
+  absl::StatusOr<std::unique_ptr<GameEngine>> e =
+      engines_->NewGame(options_.game_options, seeds_->Draw(draw_index_++));
+  TABLE_CHECK(e.ok());  // options were validated at Create
+  engine_ = std::move(*e);
+  game_active_ = true;
+  ++game_no_;
+  game_people_ = PeopleSeated();
+  for (SeatState& st : seats_) st.end_early = false;
+  EmitAll({.type = "game_started", .value = static_cast<int64_t>(game_no_)});
+  Reschedule(now);
+}
+
+}  // namespace courtpiece::table

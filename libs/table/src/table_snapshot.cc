@@ -1,0 +1,177 @@
+// Snapshot / restore through protos/courtpiece/table/v1/table_state.proto.
+#include "absl/strings/str_cat.h"
+#include "courtpiece/table/table.h"
+#include "courtpiece/table/v1/table_state.pb.h"
+
+namespace courtpiece::table {
+namespace pb = ::courtpiece::table::v1;
+
+namespace {
+void LegsTo(const std::vector<TransferLeg>& legs,
+            google::protobuf::RepeatedPtrField<pb::TransferLeg>* out) {
+  for (const TransferLeg& l : legs) {
+    pb::TransferLeg* p = out->Add();
+    p->set_account(l.account);
+    p->set_amount_coins(l.amount_coins);
+  }
+}
+std::vector<TransferLeg> LegsFrom(const google::protobuf::RepeatedPtrField<pb::TransferLeg>& in) {
+  std::vector<TransferLeg> out;
+  for (const pb::TransferLeg& l : in) out.push_back({l.account(), l.amount_coins()});
+  return out;
+}
+}  // namespace
+
+std::string Table::Snapshot() const {
+  pb::TableState s;
+  s.set_format_version(1);
+  pb::TableOptions* o = s.mutable_options();
+  o->set_table_id(options_.table_id);
+  o->set_host_player(options_.host_player);
+  o->set_bet_coins(options_.bet_coins);
+  o->set_turn_time_ms(options_.turn_time_ms);
+  o->set_game_options(options_.game_options);
+  s.set_phase(static_cast<int>(phase_));
+  for (const SeatState& st : seats_) {
+    pb::SeatState* p = s.add_seats();
+    p->set_kind(static_cast<int>(st.kind));
+    p->set_player(st.player);
+    p->set_connected(st.connected);
+    p->set_left(st.left);
+    p->set_keep_until_ms(st.keep_until_ms);
+    p->set_timeouts_in_row(st.timeouts_in_row);
+    p->set_bot_driving(st.bot_driving);
+    p->set_voice_used(st.voice_used);
+    p->set_end_early(st.end_early);
+  }
+  s.set_host(host_);
+  s.set_game_active(game_active_);
+  s.set_game_no(game_no_);
+  s.set_round_no(round_no_);
+  s.set_stake_attempt(stake_attempt_);
+  s.set_draw_index(draw_index_);
+  s.set_game_people(game_people_);
+  s.set_round_seed(std::string(round_seed_.begin(), round_seed_.end()));
+  s.set_auto_start_at_ms(auto_start_at_);
+  s.set_count_in_until_ms(count_in_until_);
+  s.set_turn_deadline_ms(turn_deadline_);
+  s.set_turn_seat(turn_seat_);
+  LegsTo(stakes_, s.mutable_stakes());
+  s.set_pot_coins(pot_coins_);
+  if (!awaited_key_.empty()) {
+    pb::Transfer* t = s.mutable_awaited();
+    t->set_key(awaited_.key);
+    t->set_step(static_cast<int>(awaited_.step));
+    LegsTo(awaited_.legs, t->mutable_legs());
+    t->set_min_balance_coins(awaited_.min_balance_coins);
+    t->set_awaited(true);
+  }
+  s.mutable_outcome()->set_winning_team(outcome_.winning_team);
+  s.mutable_outcome()->set_kind(outcome_.kind);
+  s.mutable_outcome()->set_points(outcome_.points);
+  s.set_outcome_game_over(outcome_game_over_);
+  pb::Vote* v = s.mutable_vote();
+  v->set_active(vote_.active);
+  v->set_swap(vote_.swap);
+  v->set_seat(vote_.seat);
+  v->set_asker(vote_.asker);
+  v->set_deadline_ms(vote_.deadline_ms);
+  for (const std::string& p : vote_.pending) v->add_pending(p);
+  s.set_recording_seat(recording_seat_);
+  s.set_recording_until_ms(recording_until_);
+  for (const VoiceNote& n : notes_) {
+    pb::VoiceNote* p = s.add_notes();
+    p->set_note_id(n.note_id);
+    p->set_author(n.author);
+    p->set_author_seat(n.author_seat);
+    p->set_play_at_ms(n.play_at_ms);
+    p->set_report_until_ms(n.report_until_ms);
+    for (const std::string& r : n.reporters) p->add_reporters(r);
+  }
+  s.set_seq(seq_);
+  if (engine_) {
+    s.set_has_engine(true);
+    s.set_engine(engine_->Serialize());
+  }
+  return s.SerializeAsString();
+}
+
+absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
+                                                      EngineFactory* engines, SeedSource* seeds) {
+  pb::TableState s;
+  if (!s.ParseFromArray(snapshot.data(), static_cast<int>(snapshot.size())) ||
+      s.format_version() != 1 || s.seats_size() != 4 || s.round_seed().size() != 32) {
+    return absl::InvalidArgumentError("not a table snapshot (format 1)");
+  }
+  TableOptions o{.table_id = s.options().table_id(),
+                 .host_player = s.options().host_player(),
+                 .bet_coins = s.options().bet_coins(),
+                 .turn_time_ms = s.options().turn_time_ms(),
+                 .game_options = s.options().game_options()};
+  std::unique_ptr<Table> t(new Table(o, engines, seeds));
+  t->phase_ = static_cast<Phase>(s.phase());
+  for (int i = 0; i < 4; ++i) {
+    const pb::SeatState& p = s.seats(i);
+    SeatState& st = t->seats_[i];
+    st.kind = static_cast<SeatKind>(p.kind());
+    st.player = p.player();
+    st.connected = p.connected();
+    st.left = p.left();
+    st.keep_until_ms = p.keep_until_ms();
+    st.timeouts_in_row = p.timeouts_in_row();
+    st.bot_driving = p.bot_driving();
+    st.voice_used = p.voice_used();
+    st.end_early = p.end_early();
+  }
+  t->host_ = s.host();
+  t->game_active_ = s.game_active();
+  t->game_no_ = s.game_no();
+  t->round_no_ = s.round_no();
+  t->stake_attempt_ = s.stake_attempt();
+  t->draw_index_ = s.draw_index();
+  t->game_people_ = s.game_people();
+  std::copy(s.round_seed().begin(), s.round_seed().end(), t->round_seed_.begin());
+  t->auto_start_at_ = s.auto_start_at_ms();
+  t->count_in_until_ = s.count_in_until_ms();
+  t->turn_deadline_ = s.turn_deadline_ms();
+  t->turn_seat_ = s.turn_seat();
+  t->stakes_ = LegsFrom(s.stakes());
+  t->pot_coins_ = s.pot_coins();
+  if (s.has_awaited()) {
+    t->awaited_ = Transfer{.key = s.awaited().key(),
+                           .step = static_cast<TransferStep>(s.awaited().step()),
+                           .legs = LegsFrom(s.awaited().legs()),
+                           .min_balance_coins = s.awaited().min_balance_coins(),
+                           .awaited = true};
+    t->awaited_key_ = t->awaited_.key;
+  }
+  t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
+  t->outcome_game_over_ = s.outcome_game_over();
+  t->vote_ = Vote{.active = s.vote().active(),
+                  .swap = s.vote().swap(),
+                  .seat = s.vote().seat(),
+                  .asker = s.vote().asker(),
+                  .deadline_ms = s.vote().deadline_ms(),
+                  .pending = {s.vote().pending().begin(), s.vote().pending().end()}};
+  t->recording_seat_ = s.recording_seat();
+  t->recording_until_ = s.recording_until_ms();
+  for (const pb::VoiceNote& p : s.notes()) {
+    t->notes_.push_back({.note_id = p.note_id(),
+                         .author = p.author(),
+                         .author_seat = p.author_seat(),
+                         .play_at_ms = p.play_at_ms(),
+                         .report_until_ms = p.report_until_ms(),
+                         .reporters = {p.reporters().begin(), p.reporters().end()}});
+  }
+  t->seq_ = s.seq();
+  if (s.has_engine()) {
+    Seed none{};
+    absl::StatusOr<std::unique_ptr<GameEngine>> e = engines->NewGame(o.game_options, none);
+    if (!e.ok()) return e.status();
+    if (absl::Status st = (*e)->Restore(s.engine()); !st.ok()) return st;
+    t->engine_ = std::move(*e);
+  }
+  return t;
+}
+
+}  // namespace courtpiece::table

@@ -1,0 +1,52 @@
+// courtpiece-rules: replay / view / selfplay / deal (REPLAY.md). Wiring only.
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "replay.h"
+
+namespace {
+
+int Usage() {
+  std::cerr << "usage:\n"
+               "  courtpiece-rules replay [--view SEAT]   < game.json\n"
+               "  courtpiece-rules selfplay --rules JSON --rounds N --seed HEX "
+               "[--policy random|bot] [--jsonl FILE]\n"
+               "  courtpiece-rules deal --seed HEX [--trump S | --hide 7S] [--caller N] "
+               "[--rules JSON]\n";
+  return 2;
+}
+
+int Emit(const courtpiece::rules_cli::CliOutput& out) {
+  std::cout << out.json.dump() << "\n";
+  return out.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return Usage();
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  if (cmd == "replay") {
+    std::optional<int> view;
+    if (!args.empty()) {
+      if (args.size() != 2 || args[0] != "--view" || args[1].size() != 1 || args[1][0] < '0' ||
+          args[1][0] > '3') {
+        return Usage();
+      }
+      view = args[1][0] - '0';
+    }
+    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return Emit(courtpiece::rules_cli::Replay(input, view));
+  }
+  if (cmd == "selfplay") {
+    auto out = courtpiece::rules_cli::SelfplayCommand(args);
+    if (out.exit_code != 0) std::cerr << out.json["error"]["message"].get<std::string>() << "\n";
+    return Emit(out);
+  }
+  if (cmd == "deal") return Emit(courtpiece::rules_cli::DealCommand(args));
+  return Usage();
+}
