@@ -16,7 +16,7 @@ bool Matches(absl::string_view wanted, absl::string_view account_id) {
 }  // namespace
 
 absl::Status FakeLedgerStore::EnsureHouseShards(int shard_count, absl::Time) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < shard_count; ++i) balances_.try_emplace(HouseShardId(i), 0);
   return absl::OkStatus();
 }
@@ -54,7 +54,7 @@ absl::Status FakeLedgerStore::CheckPostings(const TransferRecord& t) const {
 }
 
 absl::StatusOr<AppliedTransfer> FakeLedgerStore::Apply(const TransferRecord& t, absl::Time) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   ++apply_calls_;
   if (fail_next_ > 0) {
     --fail_next_;
@@ -91,7 +91,7 @@ absl::StatusOr<AppliedTransfer> FakeLedgerStore::Apply(const TransferRecord& t, 
 }
 
 absl::StatusOr<int64_t> FakeLedgerStore::Balance(absl::string_view account_id, absl::Time) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (account_id == kHouseAccount) {
     int64_t sum = 0;
     for (const auto& [id, balance] : balances_) {
@@ -108,7 +108,7 @@ absl::StatusOr<int64_t> FakeLedgerStore::Balance(absl::string_view account_id, a
 absl::StatusOr<std::vector<LedgerEntry>> FakeLedgerStore::History(absl::string_view account_id,
                                                                   int64_t before_entry_id,
                                                                   int limit, absl::Time) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<LedgerEntry> out;
   for (auto it = entries_.rbegin(); it != entries_.rend() && static_cast<int>(out.size()) < limit;
        ++it) {
@@ -119,30 +119,30 @@ absl::StatusOr<std::vector<LedgerEntry>> FakeLedgerStore::History(absl::string_v
 }
 
 void FakeLedgerStore::FailNext(int count, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   fail_next_ = count;
   fail_status_ = std::move(status);
 }
 
 void FakeLedgerStore::LoseNextReplies(int count) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   lose_replies_ = count;
 }
 
 int64_t FakeLedgerStore::SumOfBalances() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   int64_t sum = 0;
   for (const auto& [id, balance] : balances_) sum += balance;
   return sum;
 }
 
 int FakeLedgerStore::TransferCount() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(transfers_.size());
 }
 
 int FakeLedgerStore::ApplyCalls() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return apply_calls_;
 }
 

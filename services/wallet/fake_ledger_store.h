@@ -3,16 +3,15 @@
 //   FailNext(n, status)  the next n calls of Apply fail with `status` before doing anything;
 //   LoseNextReplies(n)   the next n successful Applies commit and then return Unavailable,
 //                        like a connection that breaks after COMMIT.
-// Thread-safety: safe for concurrent use.
+// Thread-safety: safe for concurrent use (one std::mutex).
 #ifndef COURTPIECE_SERVICES_WALLET_FAKE_LEDGER_STORE_H_
 #define COURTPIECE_SERVICES_WALLET_FAKE_LEDGER_STORE_H_
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "services/wallet/ledger_store.h"
 
 namespace courtpiece::wallet {
@@ -42,18 +41,19 @@ class FakeLedgerStore final : public LedgerStore {
     TransferMetadata metadata;
     std::vector<int64_t> entry_ids;
   };
-  AppliedTransfer Replay(const Transfer& transfer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckPostings(const TransferRecord& t) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  AppliedTransfer Replay(const Transfer& transfer) const /* requires mu_ */;
+  absl::Status CheckPostings(const TransferRecord& t) const /* requires mu_ */;
 
-  mutable absl::Mutex mu_;
-  std::map<std::string, int64_t> balances_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Transfer> transfers_ ABSL_GUARDED_BY(mu_);  // by key
-  std::vector<LedgerEntry> entries_ ABSL_GUARDED_BY(mu_);           // entry id = index + 1
-  int64_t next_transfer_id_ ABSL_GUARDED_BY(mu_) = 1;
-  int fail_next_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status fail_status_ ABSL_GUARDED_BY(mu_);
-  int lose_replies_ ABSL_GUARDED_BY(mu_) = 0;
-  int apply_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  // std::mutex, not absl::Mutex: Debian's Abseil is not TSan-instrumented.
+  mutable std::mutex mu_;  // guards every member below
+  std::map<std::string, int64_t> balances_;
+  std::map<std::string, Transfer> transfers_;  // by key
+  std::vector<LedgerEntry> entries_;           // entry id = index + 1
+  int64_t next_transfer_id_ = 1;
+  int fail_next_ = 0;
+  absl::Status fail_status_;
+  int lose_replies_ = 0;
+  int apply_calls_ = 0;
 };
 
 }  // namespace courtpiece::wallet

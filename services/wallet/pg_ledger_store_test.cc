@@ -5,13 +5,13 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/status_matchers.h"
@@ -230,7 +230,7 @@ TEST_F(PgLedgerTest, HotAccountsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
   const std::vector<std::string> pots = {"pot:hot:0", "pot:hot:1"};
   constexpr int kWorkers = 8;
   constexpr int kTransfersPerWorker = 60;
-  absl::Mutex mu;
+  std::mutex mu;
   std::map<std::string, int64_t> expected;  // account -> net of successful keys
   int succeeded = 0;
   int transient_retries = 0;
@@ -277,7 +277,7 @@ TEST_F(PgLedgerTest, HotAccountsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
         for (int attempt = 0; attempt < 40 && sends < 2; ++attempt) {
           absl::StatusOr<TransferResult> result = ledger_->Transfer(r, Deadline());
           if (absl::IsUnavailable(result.status()) || absl::IsAborted(result.status())) {
-            absl::MutexLock lock(&mu);
+            std::lock_guard<std::mutex> lock(mu);
             ++transient_retries;
             continue;
           }
@@ -294,7 +294,7 @@ TEST_F(PgLedgerTest, HotAccountsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
         }
         ASSERT_EQ(sends, 2);
         if (!ok) continue;
-        absl::MutexLock lock(&mu);
+        std::lock_guard<std::mutex> lock(mu);
         ++succeeded;
         for (const Leg& leg : r.legs) {
           expected[leg.account_id] += leg.side == Side::kDebit ? -leg.amount : leg.amount;
@@ -305,7 +305,7 @@ TEST_F(PgLedgerTest, HotAccountsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
   for (std::thread& t : workers) t.join();
   stop = true;
   killer.join();
-  absl::MutexLock lock(&mu);
+  std::lock_guard<std::mutex> lock(mu);
   EXPECT_GT(succeeded, kWorkers * kTransfersPerWorker / 3);
   EXPECT_GT(killed_total, 0);
   pool_ = std::make_unique<storage::PgPool>(db_->PoolOptions());  // no killed connections
