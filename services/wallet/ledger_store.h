@@ -1,0 +1,98 @@
+// LedgerStore: where the ledger lives. The domain (Ledger) validates and decides; a store
+// applies already-validated transfers atomically and answers queries. Two implementations:
+// PgLedgerStore (PostgreSQL, schema `wallet`) and FakeLedgerStore (memory, for unit tests).
+//
+// Contract of every implementation:
+//   * Apply is atomic (all postings or none) and idempotent by key: a key applied before
+//     returns its stored result with replayed = true and moves nothing; a key applied before
+//     with a different fingerprint is AlreadyExists. Concurrent calls with one key apply once.
+//   * Errors: FailedPrecondition (a non-house account would go below zero), NotFound (an
+//     account that does not exist and is not in create_if_missing), AlreadyExists (key reuse),
+//     Unavailable (backend unreachable; the transfer may or may not have been applied, so
+//     retry with the same key), DeadlineExceeded, Aborted (transient conflict).
+//   * The account id "house" in Balance/History means all house shards together.
+// Thread-safety: implementations are safe for concurrent use.
+#ifndef COURTPIECE_SERVICES_WALLET_LEDGER_STORE_H_
+#define COURTPIECE_SERVICES_WALLET_LEDGER_STORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace courtpiece::wallet {
+
+// One account's side of a transfer, with a stored account id ("house:3", never "house").
+struct Posting {
+  std::string account_id;
+  int64_t amount = 0;  // signed: credit > 0, debit < 0; never 0
+
+  friend bool operator==(const Posting&, const Posting&) = default;
+};
+
+struct TransferMetadata {
+  std::string table_id;
+  int64_t round = 0;
+  std::string reason;
+};
+
+struct TransferRecord {
+  std::string idempotency_key;
+  std::string fingerprint;  // canonical form of the client request
+  TransferMetadata metadata;
+  std::vector<Posting> postings;               // each account once; amounts sum to zero
+  std::vector<std::string> create_if_missing;  // accounts of postings to create at 0
+};
+
+struct AccountBalance {
+  std::string account_id;
+  int64_t balance = 0;
+
+  friend bool operator==(const AccountBalance&, const AccountBalance&) = default;
+};
+
+struct AppliedTransfer {
+  int64_t transfer_id = 0;
+  bool replayed = false;
+  absl::Time created_at;
+  std::vector<AccountBalance> balances_after;  // one per posting, sorted by account id
+};
+
+struct LedgerEntry {
+  int64_t entry_id = 0;
+  int64_t transfer_id = 0;
+  std::string account_id;  // stored id (a house shard for house entries)
+  int64_t amount = 0;
+  int64_t balance_after = 0;
+  std::string idempotency_key;
+  TransferMetadata metadata;
+  absl::Time created_at;
+};
+
+class LedgerStore {
+ public:
+  virtual ~LedgerStore() = default;
+
+  // Creates house:0..shard_count-1 at balance 0 where missing. Idempotent.
+  virtual absl::Status EnsureHouseShards(int shard_count, absl::Time deadline) = 0;
+
+  virtual absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
+                                                absl::Time deadline) = 0;
+
+  // NotFound for an unknown account.
+  virtual absl::StatusOr<int64_t> Balance(absl::string_view account_id, absl::Time deadline) = 0;
+
+  // Entries of the account with entry_id < before_entry_id (0: no bound), newest first, at
+  // most `limit`. An unknown account has no entries (NotFound is the caller's business).
+  virtual absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
+                                                           int64_t before_entry_id, int limit,
+                                                           absl::Time deadline) = 0;
+};
+
+}  // namespace courtpiece::wallet
+
+#endif  // COURTPIECE_SERVICES_WALLET_LEDGER_STORE_H_

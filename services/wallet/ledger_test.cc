@@ -1,0 +1,312 @@
+#include "services/wallet/ledger.h"
+
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "courtpiece/common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/wallet/fake_ledger_store.h"
+
+namespace courtpiece::wallet {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class LedgerTest : public ::testing::Test {
+ protected:
+  LedgerTest() : ledger_(store_, clock_, Options()) {}
+
+  static LedgerOptions Options() {
+    LedgerOptions o;
+    o.starting_grant = 1000;
+    o.house_shard_count = 4;
+    return o;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(ledger_.Init(Deadline()).ok());
+    for (const char* p : {"alice", "bob", "carol"}) {
+      ASSERT_TRUE(ledger_.OpenAccount(p, Deadline()).ok());
+    }
+  }
+
+  absl::Time Deadline() const { return clock_.Now() + absl::Seconds(5); }
+
+  int64_t BalanceOf(absl::string_view account) {
+    absl::StatusOr<int64_t> b = ledger_.GetBalance(account, Deadline());
+    EXPECT_TRUE(b.ok()) << b.status();
+    return b.value_or(-1);
+  }
+
+  // Asserts nothing moved since SetUp.
+  void ExpectUntouched() {
+    EXPECT_EQ(BalanceOf("player:alice"), 1000);
+    EXPECT_EQ(BalanceOf("player:bob"), 1000);
+    EXPECT_EQ(BalanceOf("player:carol"), 1000);
+    EXPECT_EQ(BalanceOf("house"), -3000);
+    EXPECT_EQ(store_.TransferCount(), 3);
+  }
+
+  absl::StatusOr<TransferResult> Move(TransferRequest request) {
+    return ledger_.Transfer(request, Deadline());
+  }
+
+  FakeClock clock_;
+  FakeLedgerStore store_;
+  Ledger ledger_;
+};
+
+TransferRequest Stakes(std::string key) {
+  return {std::move(key),
+          {{"player:alice", Side::kDebit, 25},
+           {"player:bob", Side::kDebit, 25},
+           {"house", Side::kDebit, 50},
+           {"pot:t1:1", Side::kCredit, 100}},
+          {"t1", 1, "stakes"}};
+}
+
+TEST_F(LedgerTest, OpenAccountGrantsOnceFromTheHouse) {
+  absl::StatusOr<OpenAccountResult> again = ledger_.OpenAccount("alice", Deadline());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->account_id, "player:alice");
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->balance, 1000);
+  absl::StatusOr<OpenAccountResult> dave = ledger_.OpenAccount("dave", Deadline());
+  ASSERT_TRUE(dave.ok());
+  EXPECT_TRUE(dave->created);
+  EXPECT_EQ(dave->balance, 1000);
+  EXPECT_EQ(BalanceOf("house"), -4000);
+  EXPECT_EQ(store_.SumOfBalances(), 0);
+}
+
+TEST_F(LedgerTest, OpenAccountRefusesBadPlayerId) {
+  for (const char* bad : {"", "a:b", "with space", "x/y"}) {
+    EXPECT_EQ(ledger_.OpenAccount(bad, Deadline()).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_EQ(ledger_.OpenAccount(std::string(65, 'a'), Deadline()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ExpectUntouched();
+}
+
+TEST_F(LedgerTest, TransferMovesEveryLegAtomically) {
+  absl::StatusOr<TransferResult> r = Move(Stakes("k1"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->replayed);
+  EXPECT_THAT(r->balances_after,
+              ElementsAre(AccountBalance{"player:alice", 975}, AccountBalance{"player:bob", 975},
+                          AccountBalance{"pot:t1:1", 100}));
+  EXPECT_EQ(BalanceOf("house"), -3050);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+  EXPECT_EQ(store_.SumOfBalances(), 0);
+}
+
+TEST_F(LedgerTest, SameKeySameRequestReplaysFirstResult) {
+  absl::StatusOr<TransferResult> first = Move(Stakes("k1"));
+  ASSERT_TRUE(first.ok());
+  TransferRequest reordered = Stakes("k1");
+  std::swap(reordered.legs[0], reordered.legs[3]);
+  absl::StatusOr<TransferResult> again = Move(reordered);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(again->transfer_id, first->transfer_id);
+  EXPECT_EQ(again->balances_after, first->balances_after);
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+}
+
+TEST_F(LedgerTest, SameKeyDifferentRequestIsAlreadyExists) {
+  ASSERT_TRUE(Move(Stakes("k1")).ok());
+  TransferRequest other = Stakes("k1");
+  other.metadata.round = 2;
+  EXPECT_EQ(Move(other).status().code(), absl::StatusCode::kAlreadyExists);
+  other = Stakes("k1");
+  other.legs[0].amount = 24;
+  other.legs[2].amount = 51;
+  EXPECT_EQ(Move(other).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+}
+
+TEST_F(LedgerTest, OverdraftIsFailedPreconditionAndMovesNothing) {
+  TransferRequest r{
+      "k-over", {{"player:alice", Side::kDebit, 1001}, {"player:bob", Side::kCredit, 1001}}, {}};
+  absl::StatusOr<TransferResult> result = Move(r);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("player:alice"));
+  ExpectUntouched();
+  // A refused key leaves no trace: the same key works once the request is valid.
+  r.legs[0].amount = r.legs[1].amount = 1000;
+  ASSERT_TRUE(Move(r).ok());
+  EXPECT_EQ(BalanceOf("player:alice"), 0);
+}
+
+TEST_F(LedgerTest, HouseMayGoBelowZero) {
+  TransferRequest r{
+      "k-house", {{"house", Side::kDebit, 5000}, {"player:bob", Side::kCredit, 5000}}, {}};
+  ASSERT_TRUE(Move(r).ok());
+  EXPECT_EQ(BalanceOf("house"), -8000);
+  EXPECT_EQ(BalanceOf("player:bob"), 6000);
+}
+
+TEST_F(LedgerTest, UnknownAccountsAreNotFound) {
+  TransferRequest r{"k", {{"player:zed", Side::kDebit, 1}, {"player:bob", Side::kCredit, 1}}, {}};
+  EXPECT_EQ(Move(r).status().code(), absl::StatusCode::kNotFound);
+  r.legs = {{"player:bob", Side::kDebit, 1}, {"player:zed", Side::kCredit, 1}};
+  EXPECT_EQ(Move(r).status().code(), absl::StatusCode::kNotFound);
+  r.legs = {{"pot:t9:1", Side::kDebit, 1}, {"player:bob", Side::kCredit, 1}};
+  EXPECT_EQ(Move(r).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ledger_.GetBalance("player:zed", Deadline()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ledger_.History("player:zed", 10, "", Deadline()).status().code(),
+            absl::StatusCode::kNotFound);
+  ExpectUntouched();
+}
+
+TEST_F(LedgerTest, MalformedTransfersAreInvalidArgument) {
+  auto base = [] {
+    return TransferRequest{
+        "k", {{"player:alice", Side::kDebit, 10}, {"player:bob", Side::kCredit, 10}}, {}};
+  };
+  std::vector<std::pair<std::string, TransferRequest>> cases;
+  cases.push_back({"missing key", base()});
+  cases.back().second.idempotency_key = "";
+  cases.push_back({"long key", base()});
+  cases.back().second.idempotency_key = std::string(129, 'k');
+  cases.push_back({"key with space", base()});
+  cases.back().second.idempotency_key = "a b";
+  cases.push_back({"reserved key", base()});
+  cases.back().second.idempotency_key = "wallet:open-account:player:alice";
+  cases.push_back({"zero amount", base()});
+  cases.back().second.legs[0].amount = cases.back().second.legs[1].amount = 0;
+  cases.push_back({"negative amount", base()});
+  cases.back().second.legs[0].amount = cases.back().second.legs[1].amount = -10;
+  cases.push_back({"huge amount", base()});
+  cases.back().second.legs[0].amount = cases.back().second.legs[1].amount = 1'000'000'000'001;
+  cases.push_back({"not summing to zero", base()});
+  cases.back().second.legs[1].amount = 11;
+  cases.push_back({"one leg", base()});
+  cases.back().second.legs.pop_back();
+  cases.push_back({"no side", base()});
+  cases.back().second.legs[0].side = Side::kUnspecified;
+  cases.push_back({"account twice", base()});
+  cases.back().second.legs[1].account_id = "player:alice";
+  cases.push_back({"malformed account", base()});
+  cases.back().second.legs[1].account_id = "bob";
+  cases.push_back({"house shard named", base()});
+  cases.back().second.legs[1].account_id = "house:1";
+  cases.push_back({"pot round not canonical", base()});
+  cases.back().second.legs[1].account_id = "pot:t1:01";
+  cases.push_back({"negative round", base()});
+  cases.back().second.metadata.round = -1;
+  cases.push_back({"bad table id", base()});
+  cases.back().second.metadata.table_id = "t 1";
+  cases.push_back({"long reason", base()});
+  cases.back().second.metadata.reason = std::string(65, 'r');
+  TransferRequest oversize = base();
+  oversize.legs = {{"player:alice", Side::kDebit, 16}};
+  for (int i = 0; i < 16; ++i) {
+    oversize.legs.push_back({"pot:t1:" + std::to_string(i), Side::kCredit, 1});
+  }
+  cases.push_back({"17 legs", oversize});
+  for (const auto& [name, request] : cases) {
+    EXPECT_EQ(Move(request).status().code(), absl::StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_EQ(store_.ApplyCalls(), 3);  // only SetUp's grants reached the store
+  ExpectUntouched();
+}
+
+TEST_F(LedgerTest, SixteenLegsAreAllowed) {
+  TransferRequest r{"k16", {{"player:alice", Side::kDebit, 15}}, {}};
+  for (int i = 0; i < 15; ++i) r.legs.push_back({"pot:t1:" + std::to_string(i), Side::kCredit, 1});
+  ASSERT_TRUE(Move(r).ok());
+  EXPECT_EQ(BalanceOf("player:alice"), 985);
+  EXPECT_EQ(BalanceOf("pot:t1:14"), 1);
+}
+
+TEST_F(LedgerTest, LostReplyIsRetriedAndMovesOnce) {
+  store_.LoseNextReplies(1);
+  absl::StatusOr<TransferResult> r = Move(Stakes("k1"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->replayed);  // the first attempt committed; the retry found it
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+  EXPECT_EQ(store_.TransferCount(), 4);
+}
+
+TEST_F(LedgerTest, TransientErrorsAreRetriedWithABound) {
+  store_.FailNext(2, absl::AbortedError("serialization failure"));
+  ASSERT_TRUE(Move(Stakes("k1")).ok());
+  store_.FailNext(3, absl::UnavailableError("down"));
+  EXPECT_EQ(Move(Stakes("k2")).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+}
+
+TEST_F(LedgerTest, PassedDeadlineIsDeadlineExceeded) {
+  EXPECT_EQ(ledger_.Transfer(Stakes("k1"), clock_.Now()).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  ExpectUntouched();
+}
+
+TEST_F(LedgerTest, ConcurrentSameKeyMovesOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> replays = 0;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      absl::StatusOr<TransferResult> r = Move(Stakes("same"));
+      ASSERT_TRUE(r.ok());
+      if (r->replayed) ++replays;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(replays, 7);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+}
+
+TEST_F(LedgerTest, HistoryPagesNewestFirst) {
+  ASSERT_TRUE(Move(Stakes("k1")).ok());
+  TransferRequest payout{"k2",
+                         {{"pot:t1:1", Side::kDebit, 100}, {"player:alice", Side::kCredit, 100}},
+                         {"t1", 1, "payout"}};
+  ASSERT_TRUE(Move(payout).ok());
+  absl::StatusOr<HistoryPage> page = ledger_.History("player:alice", 2, "", Deadline());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->entries.size(), 2u);
+  EXPECT_EQ(page->entries[0].amount, 100);
+  EXPECT_EQ(page->entries[0].balance_after, 1075);
+  EXPECT_EQ(page->entries[0].metadata.reason, "payout");
+  EXPECT_EQ(page->entries[1].amount, -25);
+  ASSERT_FALSE(page->next_cursor.empty());
+  absl::StatusOr<HistoryPage> last =
+      ledger_.History("player:alice", 2, page->next_cursor, Deadline());
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last->entries.size(), 1u);
+  EXPECT_EQ(last->entries[0].amount, 1000);
+  EXPECT_EQ(last->entries[0].metadata.reason, "starting_grant");
+  EXPECT_TRUE(last->next_cursor.empty());
+  EXPECT_EQ(ledger_.History("player:alice", 2, "garbage", Deadline()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger_.History("player:alice", 101, "", Deadline()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<HistoryPage> house = ledger_.History("house", 100, "", Deadline());
+  ASSERT_TRUE(house.ok());
+  EXPECT_EQ(house->entries.size(), 4u);  // three grants and one bot stake
+}
+
+TEST(LedgerOptionsTest, RejectsOutOfRange) {
+  LedgerOptions o;
+  EXPECT_TRUE(Ledger::ValidateOptions(o).ok());
+  o.starting_grant = 0;
+  EXPECT_EQ(Ledger::ValidateOptions(o).code(), absl::StatusCode::kInvalidArgument);
+  o = LedgerOptions();
+  o.house_shard_count = 0;
+  EXPECT_EQ(Ledger::ValidateOptions(o).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace courtpiece::wallet

@@ -1,0 +1,121 @@
+// courtpiece-wallet: wiring only. Reads the environment, opens the Postgres pool, builds
+// store -> ledger -> gRPC service, serves until SIGTERM/SIGINT, then drains.
+//
+//   COURTPIECE_PG_URL                   Postgres URL (required); schema `wallet` migrated
+//   COURTPIECE_WALLET_ADDR              gRPC listen address        (default 0.0.0.0:7004)
+//   COURTPIECE_WALLET_METRICS_PORT      /metrics port, 0 = none    (default 9101)
+//   COURTPIECE_WALLET_STARTING_GRANT    coins for a new player     (default 1000)
+//   COURTPIECE_WALLET_HOUSE_SHARDS      house sub-accounts         (default 16)
+//   COURTPIECE_WALLET_PG_POOL_SIZE      Postgres connections       (default 16)
+//   COURTPIECE_WALLET_RPC_DEADLINE_MAX  cap on every RPC's deadline (default 5s)
+//   COURTPIECE_LOG_LEVEL                debug|info|warn|error      (default info)
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/config.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/log.h"
+#include "courtpiece/common/metrics.h"
+#include "courtpiece/common/shutdown_signal.h"
+#include "courtpiece/storage/pg_pool.h"
+#include "services/wallet/ledger.h"
+#include "services/wallet/pg_ledger_store.h"
+#include "services/wallet/server.h"
+
+namespace courtpiece::wallet {
+namespace {
+
+constexpr absl::Duration kDrain = absl::Seconds(10);
+constexpr absl::Duration kGaugeInterval = absl::Seconds(1);
+
+struct Config {
+  std::string pg_url;
+  std::string listen_address;
+  int metrics_port = 0;
+  int pool_size = 0;
+  absl::Duration rpc_deadline_max;
+  LedgerOptions ledger;
+  common::LogLevel log_level = common::LogLevel::kInfo;
+};
+
+absl::StatusOr<Config> ReadConfig() {
+  common::EnvConfig env;
+  Config c;
+  c.pg_url = env.RequiredString("COURTPIECE_PG_URL");
+  c.listen_address = env.String("COURTPIECE_WALLET_ADDR", "0.0.0.0:7004");
+  c.metrics_port = static_cast<int>(env.Int("COURTPIECE_WALLET_METRICS_PORT", 9101, 0, 65535));
+  c.ledger.starting_grant = env.Int("COURTPIECE_WALLET_STARTING_GRANT", 1000, 1, 1'000'000'000);
+  c.ledger.house_shard_count =
+      static_cast<int>(env.Int("COURTPIECE_WALLET_HOUSE_SHARDS", 16, 1, 1024));
+  c.pool_size = static_cast<int>(env.Int("COURTPIECE_WALLET_PG_POOL_SIZE", 16, 1, 512));
+  c.rpc_deadline_max = env.Duration("COURTPIECE_WALLET_RPC_DEADLINE_MAX", absl::Seconds(5),
+                                    absl::Milliseconds(10), absl::Minutes(1));
+  c.log_level = common::ReadLogLevel(env);
+  if (absl::Status s = env.Finish(); !s.ok()) return s;
+  if (absl::Status s = Ledger::ValidateOptions(c.ledger); !s.ok()) return s;
+  return c;
+}
+
+void UpdatePoolGauges(const storage::PgPool& pool, common::GaugeFamily& gauge) {
+  gauge.WithLabels({{"state", "in_use"}}).Set(pool.in_use());
+  gauge.WithLabels({{"state", "open"}}).Set(pool.open());
+  gauge.WithLabels({{"state", "waiting"}}).Set(pool.waiting());
+  gauge.WithLabels({{"state", "size_max"}}).Set(pool.options().size_max);
+}
+
+int Run() {
+  common::ShutdownSignal& signal = common::ShutdownSignal::Install();
+  absl::StatusOr<Config> config = ReadConfig();
+  common::Logger log("wallet", config.ok() ? config->log_level : common::LogLevel::kInfo);
+  if (!config.ok()) {
+    log.Error("bad configuration", {{"status", config.status()}});
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<common::Metrics>> metrics = common::Metrics::Create(
+      {.service = "wallet",
+       .listen_address =
+           config->metrics_port == 0 ? "" : absl::StrCat("0.0.0.0:", config->metrics_port)});
+  if (!metrics.ok()) {
+    log.Error("metrics exposer failed", {{"status", metrics.status()}});
+    return 1;
+  }
+  common::GaugeFamily pool_gauge =
+      (*metrics)->Gauge("pg_pool_connections", "Postgres pool connections by state.");
+  // The statement timeout backs up the RPC deadline: no statement outlives the longest RPC.
+  storage::PgPool pool(
+      {.url = config->pg_url,
+       .size_max = config->pool_size,
+       .acquire_timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(config->rpc_deadline_max)),
+       .statement_timeout_ms =
+           static_cast<int>(absl::ToInt64Milliseconds(config->rpc_deadline_max)),
+       .application_name = "courtpiece-wallet"});
+  PgLedgerStore store(pool);
+  Ledger ledger(store, RealClock::Instance(), config->ledger);
+  if (absl::Status s = ledger.Init(absl::Now() + absl::Seconds(30)); !s.ok()) {
+    log.Error("cannot create house shards (is the schema migrated?)", {{"status", s}});
+    return 1;
+  }
+  WalletService service(ledger, RealClock::Instance(), config->rpc_deadline_max, **metrics);
+  absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
+      common::GrpcServer::Start({.listen_address = config->listen_address}, {&service}, **metrics);
+  if (!server.ok()) {
+    log.Error("gRPC server failed", {{"status", server.status()}});
+    return 1;
+  }
+  log.Info("serving", {{"grpc_port", (*server)->port()},
+                       {"metrics_port", (*metrics)->port()},
+                       {"house_shards", config->ledger.house_shard_count},
+                       {"starting_grant", config->ledger.starting_grant}});
+  std::optional<int> signo;
+  while (!(signo = signal.WaitFor(kGaugeInterval))) UpdatePoolGauges(pool, pool_gauge);
+  log.Info("shutting down", {{"signal", *signo}});
+  (*server)->Shutdown(absl::Now() + kDrain);
+  return 0;
+}
+
+}  // namespace
+}  // namespace courtpiece::wallet
+
+int main() { return courtpiece::wallet::Run(); }

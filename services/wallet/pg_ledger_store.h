@@ -1,0 +1,36 @@
+// PgLedgerStore: the LedgerStore in PostgreSQL (schema `wallet`, migrations/), through
+// libs/storage's PgPool. A transfer is one call of wallet.apply_transfer inside one
+// READ COMMITTED transaction: row locks are taken in the global order of account ids, so
+// transfers never deadlock; the idempotency key is a unique constraint, so concurrent
+// same-key transfers apply once. Any outcome but success rolls back: nothing half-done.
+// The pool's statement timeout bounds every statement; Unavailable from the pool (broken
+// connection, commit outcome unknown) is passed up for the domain to retry with the key.
+// Thread-safety: safe for concurrent use (as PgPool).
+#ifndef COURTPIECE_SERVICES_WALLET_PG_LEDGER_STORE_H_
+#define COURTPIECE_SERVICES_WALLET_PG_LEDGER_STORE_H_
+
+#include "courtpiece/storage/pg_pool.h"
+#include "services/wallet/ledger_store.h"
+
+namespace courtpiece::wallet {
+
+class PgLedgerStore final : public LedgerStore {
+ public:
+  // `pool` must outlive the store.
+  explicit PgLedgerStore(storage::PgPool& pool) : pool_(pool) {}
+
+  absl::Status EnsureHouseShards(int shard_count, absl::Time deadline) override;
+  absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
+                                        absl::Time deadline) override;
+  absl::StatusOr<int64_t> Balance(absl::string_view account_id, absl::Time deadline) override;
+  absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
+                                                   int64_t before_entry_id, int limit,
+                                                   absl::Time deadline) override;
+
+ private:
+  storage::PgPool& pool_;
+};
+
+}  // namespace courtpiece::wallet
+
+#endif  // COURTPIECE_SERVICES_WALLET_PG_LEDGER_STORE_H_

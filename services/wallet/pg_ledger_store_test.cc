@@ -1,0 +1,331 @@
+// Integration tests of the Ledger on the real PostgreSQL store (COURTPIECE_TEST_PG_URL):
+// a fresh database per test, migrated with services/wallet/migrations.
+#include "services/wallet/pg_ledger_store.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/wallet/audit.h"
+#include "services/wallet/ledger.h"
+#include "services/wallet/wallet_test_util.h"
+
+namespace courtpiece::wallet {
+namespace {
+
+using ::courtpiece::common::StatusIs;
+using ::testing::HasSubstr;
+using C = absl::StatusCode;
+using testing::Exec;
+using testing::QueryInt;
+
+constexpr char kAppName[] = "wallet-store-test";
+
+class PgLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = testing::CreateWalletDatabase();
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    storage::PgPoolOptions options = db_->PoolOptions();
+    options.size_max = 16;
+    options.application_name = kAppName;
+    pool_ = std::make_unique<storage::PgPool>(options);
+    store_ = std::make_unique<PgLedgerStore>(*pool_);
+    ledger_options_.starting_grant = 1000;
+    ledger_options_.house_shard_count = 4;
+    ledger_ = std::make_unique<Ledger>(*store_, RealClock::Instance(), ledger_options_);
+    ASSERT_TRUE(ledger_->Init(Deadline()).ok());
+    for (const char* p : {"alice", "bob", "carol", "dave"}) {
+      absl::StatusOr<OpenAccountResult> r = ledger_->OpenAccount(p, Deadline());
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_TRUE(r->created);
+    }
+  }
+
+  static absl::Time Deadline() { return absl::Now() + absl::Seconds(10); }
+
+  int64_t BalanceOf(absl::string_view account) {
+    absl::StatusOr<int64_t> b = ledger_->GetBalance(account, Deadline());
+    EXPECT_TRUE(b.ok()) << b.status();
+    return b.value_or(-1);
+  }
+
+  void ExpectAuditOk() {
+    absl::StatusOr<AuditReport> report = AuditLedger(*pool_);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->ok()) << report->problems.front();
+    EXPECT_EQ(report->sum_of_balances, 0);
+  }
+
+  LedgerOptions ledger_options_;
+  std::unique_ptr<storage::TestDatabase> db_;
+  std::unique_ptr<storage::PgPool> pool_;
+  std::unique_ptr<PgLedgerStore> store_;
+  std::unique_ptr<Ledger> ledger_;
+};
+
+TransferRequest Stakes(std::string key) {
+  return {std::move(key),
+          {{"player:alice", Side::kDebit, 25},
+           {"player:bob", Side::kDebit, 25},
+           {"house", Side::kDebit, 50},
+           {"pot:t1:1", Side::kCredit, 100}},
+          {"t1", 1, "stakes"}};
+}
+
+TEST_F(PgLedgerTest, OpenAccountIsIdempotentPerPlayer) {
+  absl::StatusOr<OpenAccountResult> again = ledger_->OpenAccount("alice", Deadline());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->balance, 1000);
+  EXPECT_EQ(BalanceOf("house"), -4000);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, TransferThenReplayReturnsTheFirstResult) {
+  absl::StatusOr<TransferResult> first = ledger_->Transfer(Stakes("k1"), Deadline());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->replayed);
+  EXPECT_EQ(
+      first->balances_after,
+      (std::vector<AccountBalance>{{"player:alice", 975}, {"player:bob", 975}, {"pot:t1:1", 100}}));
+  absl::StatusOr<TransferResult> again = ledger_->Transfer(Stakes("k1"), Deadline());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(again->transfer_id, first->transfer_id);
+  EXPECT_EQ(again->balances_after, first->balances_after);
+  EXPECT_EQ(again->created_at, first->created_at);
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+  EXPECT_EQ(BalanceOf("house"), -4050);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, SameKeyDifferentRequestIsAlreadyExists) {
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  TransferRequest other = Stakes("k1");
+  other.metadata.reason = "other";
+  EXPECT_THAT(ledger_->Transfer(other, Deadline()), StatusIs(C::kAlreadyExists));
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, OverdraftRollsBackEverything) {
+  TransferRequest r{"k-over",
+                    {{"player:alice", Side::kDebit, 10},
+                     {"player:bob", Side::kDebit, 2000},
+                     {"pot:t1:1", Side::kCredit, 2010}},
+                    {"t1", 1, "stakes"}};
+  EXPECT_THAT(ledger_->Transfer(r, Deadline()),
+              StatusIs(C::kFailedPrecondition, HasSubstr("player:bob")));
+  EXPECT_EQ(BalanceOf("player:alice"), 1000);  // debited before bob's leg, rolled back
+  EXPECT_THAT(ledger_->GetBalance("pot:t1:1", Deadline()), StatusIs(C::kNotFound));
+  EXPECT_EQ(*QueryInt(*pool_, "SELECT count(*) FROM wallet.transfers WHERE idempotency_key = $1",
+                      {"k-over"}),
+            0);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, UnknownAccountsAreNotFound) {
+  TransferRequest r{"k", {{"player:zed", Side::kCredit, 5}, {"player:bob", Side::kDebit, 5}}, {}};
+  EXPECT_THAT(ledger_->Transfer(r, Deadline()), StatusIs(C::kNotFound, HasSubstr("player:zed")));
+  r.legs = {{"pot:t9:3", Side::kDebit, 5}, {"player:bob", Side::kCredit, 5}};
+  EXPECT_THAT(ledger_->Transfer(r, Deadline()), StatusIs(C::kNotFound, HasSubstr("pot:t9:3")));
+  EXPECT_EQ(BalanceOf("player:bob"), 1000);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, HistoryPagesNewestFirstAndCoversEveryHouseShard) {
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  absl::StatusOr<HistoryPage> page = ledger_->History("player:alice", 1, "", Deadline());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->entries.size(), 1u);
+  EXPECT_EQ(page->entries[0].amount, -25);
+  EXPECT_EQ(page->entries[0].balance_after, 975);
+  EXPECT_EQ(page->entries[0].idempotency_key, "k1");
+  EXPECT_EQ(page->entries[0].metadata.table_id, "t1");
+  absl::StatusOr<HistoryPage> next =
+      ledger_->History("player:alice", 1, page->next_cursor, Deadline());
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_EQ(next->entries.size(), 1u);
+  EXPECT_EQ(next->entries[0].amount, 1000);
+  EXPECT_TRUE(next->next_cursor.empty());
+  absl::StatusOr<HistoryPage> house = ledger_->History("house", 100, "", Deadline());
+  ASSERT_TRUE(house.ok()) << house.status();
+  EXPECT_EQ(house->entries.size(), 5u);  // four grants, one bot stake
+}
+
+TEST_F(PgLedgerTest, LedgerIsAppendOnly) {
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  EXPECT_FALSE(Exec(*pool_, "UPDATE wallet.entries SET amount = amount + 1").ok());
+  EXPECT_FALSE(Exec(*pool_, "DELETE FROM wallet.entries").ok());
+  EXPECT_FALSE(Exec(*pool_, "DELETE FROM wallet.transfers").ok());
+  EXPECT_FALSE(Exec(*pool_, "TRUNCATE wallet.entries CASCADE").ok());
+  EXPECT_FALSE(Exec(*pool_, "UPDATE wallet.transfers SET reason = 'x'").ok());
+  EXPECT_EQ(*QueryInt(*pool_, "SELECT count(*) FROM wallet.entries"), 12);
+  ExpectAuditOk();
+}
+
+TEST_F(PgLedgerTest, AuditFindsATamperedBalance) {
+  ASSERT_TRUE(Exec(*pool_,
+                   "UPDATE wallet.accounts SET balance = balance + 7 "
+                   "WHERE id = 'player:carol'")
+                  .ok());
+  absl::StatusOr<AuditReport> report = AuditLedger(*pool_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  EXPECT_EQ(report->sum_of_balances, 7);
+  ASSERT_GE(report->problems.size(), 2u);
+  EXPECT_THAT(report->problems[0], HasSubstr("player:carol 1007 1000"));
+}
+
+TEST_F(PgLedgerTest, ConcurrentSameKeyMovesOnce) {
+  std::atomic<int> applied = 0;
+  std::atomic<int> replayed = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&] {
+      absl::StatusOr<TransferResult> r = ledger_->Transfer(Stakes("same"), Deadline());
+      ASSERT_TRUE(r.ok()) << r.status();
+      ++(r->replayed ? replayed : applied);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(applied, 1);
+  EXPECT_EQ(replayed, 11);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 100);
+  EXPECT_EQ(BalanceOf("player:alice"), 975);
+  ExpectAuditOk();
+}
+
+TEST(PgLedgerUnreachableTest, UnreachablePostgresIsUnavailable) {
+  // Nothing listens on port 1: every connect is refused at once.
+  storage::PgPool pool({.url = "postgresql://postgres@127.0.0.1:1/none", .size_max = 2});
+  PgLedgerStore store(pool);
+  Ledger ledger(store, RealClock::Instance(), LedgerOptions());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  EXPECT_THAT(ledger.Transfer(Stakes("k1"), deadline), StatusIs(C::kUnavailable));
+  EXPECT_THAT(ledger.GetBalance("house", deadline), StatusIs(C::kUnavailable));
+  EXPECT_THAT(ledger.OpenAccount("zoe", deadline), StatusIs(C::kUnavailable));
+}
+
+// Many workers move coins between a few hot accounts (four players, two shared pots, the
+// house), each request sent twice with its key, while another thread keeps killing the
+// store's Postgres backends. Every key must move coins exactly once: the final balances are
+// exactly what the keys that succeeded add up to, and the audit passes.
+TEST_F(PgLedgerTest, HotAccountsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
+  const std::vector<std::string> players = {"player:alice", "player:bob", "player:carol",
+                                            "player:dave"};
+  const std::vector<std::string> pots = {"pot:hot:0", "pot:hot:1"};
+  constexpr int kWorkers = 8;
+  constexpr int kTransfersPerWorker = 60;
+  std::mutex mu;
+  std::map<std::string, int64_t> expected;  // account -> net of successful keys
+  int succeeded = 0;
+  int transient_retries = 0;
+  std::atomic<bool> stop = false;
+  storage::PgPool admin({.url = db_->admin_url(), .size_max = 1});
+  int64_t killed_total = 0;
+  std::thread killer([&] {  // a few rounds of kills while the workers run
+    for (int round = 0; round < 6 && !stop; ++round) {
+      absl::SleepFor(absl::Milliseconds(150));
+      absl::StatusOr<int64_t> killed = testing::TerminateBackends(admin, db_->name(), kAppName);
+      ASSERT_TRUE(killed.ok()) << killed.status();
+      killed_total += *killed;
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.emplace_back([&, w] {
+      std::mt19937 rng(1234 + w);
+      for (int i = 0; i < kTransfersPerWorker; ++i) {
+        const std::string& from_player = players[rng() % players.size()];
+        const std::string& to_player = players[rng() % players.size()];
+        const std::string& pot = pots[rng() % pots.size()];
+        const int64_t amount = 1 + rng() % 40;
+        TransferRequest r{absl::StrCat("w", w, ":", i), {}, {"hot", i, "mix"}};
+        switch (rng() % 3) {
+          case 0:  // a player and a bot stake into a hot pot
+            r.legs = {{from_player, Side::kDebit, amount},
+                      {"house", Side::kDebit, amount},
+                      {pot, Side::kCredit, 2 * amount}};
+            break;
+          case 1:  // a hot pot pays a player and the house
+            r.legs = {{pot, Side::kDebit, 2 * amount},
+                      {to_player, Side::kCredit, amount},
+                      {"house", Side::kCredit, amount}};
+            break;
+          default:  // player to player (skip self-transfers: an account may appear once)
+            if (from_player == to_player) continue;
+            r.legs = {{from_player, Side::kDebit, amount}, {to_player, Side::kCredit, amount}};
+        }
+        // Each request is sent twice with its key; transient failures are retried.
+        bool ok = false;
+        int64_t first_id = 0;
+        int sends = 0;
+        for (int attempt = 0; attempt < 40 && sends < 2; ++attempt) {
+          absl::StatusOr<TransferResult> result = ledger_->Transfer(r, Deadline());
+          if (absl::IsUnavailable(result.status()) || absl::IsAborted(result.status())) {
+            std::lock_guard<std::mutex> lock(mu);
+            ++transient_retries;
+            continue;
+          }
+          ++sends;
+          if (!result.ok()) {
+            ASSERT_THAT(result, StatusIs(::testing::AnyOf(C::kFailedPrecondition, C::kNotFound)));
+          } else if (ok) {
+            EXPECT_TRUE(result->replayed);
+            EXPECT_EQ(result->transfer_id, first_id);
+          } else {
+            ok = true;
+            first_id = result->transfer_id;
+          }
+        }
+        ASSERT_EQ(sends, 2);
+        if (!ok) continue;
+        std::lock_guard<std::mutex> lock(mu);
+        ++succeeded;
+        for (const Leg& leg : r.legs) {
+          expected[leg.account_id] += leg.side == Side::kDebit ? -leg.amount : leg.amount;
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  stop = true;
+  killer.join();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_GT(succeeded, kWorkers * kTransfersPerWorker / 3);
+  EXPECT_GT(killed_total, 0);
+  pool_ = std::make_unique<storage::PgPool>(db_->PoolOptions());  // no killed connections
+  store_ = std::make_unique<PgLedgerStore>(*pool_);
+  ledger_ = std::make_unique<Ledger>(*store_, RealClock::Instance(), ledger_options_);
+  EXPECT_EQ(*QueryInt(*pool_,
+                      "SELECT count(*) FROM wallet.transfers WHERE idempotency_key "
+                      "~ '^w[0-9]+:'"),
+            succeeded);
+  for (const std::string& p : players) EXPECT_EQ(BalanceOf(p), 1000 + expected[p]) << p;
+  for (const std::string& p : pots) {
+    if (expected.count(p) > 0) {
+      EXPECT_EQ(BalanceOf(p), expected[p]) << p;
+    }
+  }
+  EXPECT_EQ(BalanceOf("house"), -4000 + expected["house"]);
+  ExpectAuditOk();
+  std::printf("succeeded=%d transient_retries=%d killed_backends=%lld\n", succeeded,
+              transient_retries, static_cast<long long>(killed_total));
+}
+
+}  // namespace
+}  // namespace courtpiece::wallet

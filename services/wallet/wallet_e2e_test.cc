@@ -1,0 +1,333 @@
+// End-to-end tests of the courtpiece-wallet binary over gRPC, on a fresh Postgres database
+// (COURTPIECE_TEST_PG_URL), finishing with the courtpiece-wallet-audit binary.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/wallet/v1/wallet.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "services/wallet/wallet_test_util.h"
+
+extern char** environ;
+
+namespace courtpiece::wallet {
+namespace {
+
+namespace v1 = ::courtpiece::wallet::v1;
+using ::testing::HasSubstr;
+
+constexpr int64_t kGrant = 500;
+constexpr char kServiceAppName[] = "courtpiece-wallet";
+
+std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Runs a binary with extra environment variables; returns its pid.
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> argv_c, env_c;
+  for (const std::string& a : argv) argv_c.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& e : env) env_c.push_back(const_cast<char*>(e.c_str()));
+  argv_c.push_back(nullptr);
+  env_c.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv_c[0], nullptr, nullptr, argv_c.data(), env_c.data()) != 0) return -1;
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void AddLeg(v1::TransferRequest& r, const std::string& account, v1::Side side, int64_t amount) {
+  v1::Leg* leg = r.add_legs();
+  leg->set_account_id(account);
+  leg->set_side(side);
+  leg->set_amount(amount);
+}
+
+class WalletE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = testing::CreateWalletDatabase();
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    const int port = FreePort();
+    metrics_port_ = FreePort();
+    address_ = absl::StrCat("127.0.0.1:", port);
+    pid_ = Spawn({BinDir() + "/courtpiece-wallet"},
+                 {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
+                  absl::StrCat("COURTPIECE_WALLET_METRICS_PORT=", metrics_port_),
+                  absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+                  "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=8",
+                  "COURTPIECE_LOG_LEVEL=warn"});
+    ASSERT_GT(pid_, 0);
+    channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    stub_ = v1::Wallet::NewStub(channel_);
+    for (int i = 0; i < 100; ++i) {
+      absl::StatusOr<bool> serving = common::CheckHealth(*channel_, "", absl::Milliseconds(200));
+      if (serving.ok() && *serving) return;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    FAIL() << "courtpiece-wallet did not become healthy at " << address_;
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      EXPECT_EQ(WaitExit(pid_), 0);  // drains and exits cleanly
+    }
+  }
+
+  grpc::Status Transfer(const v1::TransferRequest& request, v1::TransferResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    return stub_->Transfer(&context, request, response);
+  }
+
+  int64_t Balance(const std::string& account) {
+    v1::GetBalanceRequest request;
+    request.set_account_id(account);
+    v1::GetBalanceResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    grpc::Status s = stub_->GetBalance(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << account << ": " << s.error_message();
+    return response.balance();
+  }
+
+  void Open(const std::string& player) {
+    v1::OpenAccountRequest request;
+    request.set_player_id(player);
+    v1::OpenAccountResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    grpc::Status s = stub_->OpenAccount(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(response.balance(), kGrant);
+  }
+
+  int RunAudit() {
+    return WaitExit(Spawn({BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+  }
+
+  std::unique_ptr<storage::TestDatabase> db_;
+  std::string address_;
+  int metrics_port_ = 0;
+  pid_t pid_ = -1;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Wallet::Stub> stub_;
+};
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: x\r\n\r\n");
+  (void)!write(fd, request.data(), request.size());
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+  close(fd);
+  return out;
+}
+
+TEST_F(WalletE2eTest, StatusCodesCrossTheWireExactly) {
+  Open("ann");
+  Open("ben");
+  v1::TransferRequest r;
+  r.set_idempotency_key("k1");
+  AddLeg(r, "player:ann", v1::SIDE_DEBIT, 100);
+  AddLeg(r, "player:ben", v1::SIDE_CREDIT, 100);
+  v1::TransferResponse response;
+  ASSERT_TRUE(Transfer(r, &response).ok());
+  EXPECT_FALSE(response.replayed());
+  ASSERT_EQ(response.balances_after_size(), 2);
+  EXPECT_EQ(response.balances_after(0).account_id(), "player:ann");
+  EXPECT_EQ(response.balances_after(0).balance(), kGrant - 100);
+  v1::TransferResponse again;
+  ASSERT_TRUE(Transfer(r, &again).ok());
+  EXPECT_TRUE(again.replayed());
+  EXPECT_EQ(again.transfer_id(), response.transfer_id());
+
+  v1::TransferRequest reused = r;
+  reused.mutable_legs(0)->set_amount(99);
+  reused.mutable_legs(1)->set_amount(99);
+  EXPECT_EQ(Transfer(reused, &response).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  v1::TransferRequest no_key = r;
+  no_key.clear_idempotency_key();
+  EXPECT_EQ(Transfer(no_key, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::TransferRequest over = r;
+  over.set_idempotency_key("k2");
+  over.mutable_legs(0)->set_amount(kGrant);
+  over.mutable_legs(1)->set_amount(kGrant);
+  grpc::Status s = Transfer(over, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(s.error_message(), HasSubstr("player:ann"));
+  v1::TransferRequest unknown = r;
+  unknown.set_idempotency_key("k3");
+  unknown.mutable_legs(1)->set_account_id("player:nobody");
+  EXPECT_EQ(Transfer(unknown, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Balance("player:ann"), kGrant - 100);
+  EXPECT_EQ(Balance("player:ben"), kGrant + 100);
+  EXPECT_EQ(Balance("house"), -2 * kGrant);
+
+  v1::HistoryRequest history;
+  history.set_account_id("player:ben");
+  history.set_page_size(1);
+  v1::HistoryResponse page;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->History(&context, history, &page).ok());
+  ASSERT_EQ(page.entries_size(), 1);
+  EXPECT_EQ(page.entries(0).amount(), 100);
+  EXPECT_EQ(page.entries(0).idempotency_key(), "k1");
+  EXPECT_FALSE(page.next_cursor().empty());
+
+  const std::string metrics = HttpGet(metrics_port_, "/metrics");
+  EXPECT_THAT(metrics, HasSubstr("courtpiece_wallet_transfers_total{result=\"ok\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("courtpiece_wallet_idempotent_replays_total 1"));
+  EXPECT_THAT(metrics, HasSubstr("courtpiece_wallet_transfers_total{result=\"already_exists\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("courtpiece_wallet_transfer_latency_seconds_bucket"));
+  EXPECT_EQ(RunAudit(), 0);
+}
+
+// Clients play rounds (four stakes into a pot, the pot out to the winners) through the real
+// binary; every request is sent twice with its key, and the service's Postgres backends are
+// killed several times mid-run. Afterwards every key moved coins exactly once.
+TEST_F(WalletE2eTest, RoundsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
+  constexpr int kClients = 8;
+  constexpr int kRounds = 30;  // even: each player wins as often as the bots
+  constexpr int64_t kBet = 25;
+  for (int c = 0; c < kClients; ++c) {
+    Open(absl::StrCat("c", c, "-p0"));
+    Open(absl::StrCat("c", c, "-p2"));
+  }
+  storage::PgPool admin({.url = db_->admin_url(), .size_max = 1});
+  std::atomic<bool> stop = false;
+  std::atomic<int64_t> killed_total = 0;
+  std::thread killer([&] {
+    for (int round = 0; round < 6 && !stop; ++round) {
+      absl::SleepFor(absl::Milliseconds(200));
+      absl::StatusOr<int64_t> killed =
+          testing::TerminateBackends(admin, db_->name(), kServiceAppName);
+      ASSERT_TRUE(killed.ok()) << killed.status();
+      killed_total += *killed;
+    }
+  });
+  std::atomic<int> transient = 0;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      const std::string table = absl::StrCat("t", c);
+      const std::string p0 = absl::StrCat("player:c", c, "-p0");
+      const std::string p2 = absl::StrCat("player:c", c, "-p2");
+      auto send_twice = [&](const v1::TransferRequest& r) {
+        int64_t first_id = 0;
+        for (int sends = 0, attempt = 0; sends < 2 && attempt < 40; ++attempt) {
+          v1::TransferResponse response;
+          grpc::Status s = Transfer(r, &response);
+          if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+              s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+            ++transient;
+            continue;
+          }
+          ASSERT_TRUE(s.ok()) << r.idempotency_key() << ": " << s.error_message();
+          if (sends++ == 0) {
+            first_id = response.transfer_id();
+          } else {
+            EXPECT_TRUE(response.replayed());
+            EXPECT_EQ(response.transfer_id(), first_id);
+          }
+        }
+      };
+      for (int round = 0; round < kRounds; ++round) {
+        const std::string pot = absl::StrCat("pot:", table, ":", round);
+        v1::TransferRequest stakes;
+        stakes.set_idempotency_key(absl::StrCat("table:", table, ":round:", round, ":stakes"));
+        stakes.set_table_id(table);
+        stakes.set_round(round);
+        stakes.set_reason("stakes");
+        AddLeg(stakes, p0, v1::SIDE_DEBIT, kBet);
+        AddLeg(stakes, p2, v1::SIDE_DEBIT, kBet);
+        AddLeg(stakes, "house", v1::SIDE_DEBIT, 2 * kBet);
+        AddLeg(stakes, pot, v1::SIDE_CREDIT, 4 * kBet);
+        send_twice(stakes);
+        v1::TransferRequest payout = stakes;
+        payout.set_idempotency_key(absl::StrCat("table:", table, ":round:", round, ":payout"));
+        payout.set_reason("payout");
+        payout.clear_legs();
+        AddLeg(payout, pot, v1::SIDE_DEBIT, 4 * kBet);
+        if (round % 2 == 0) {
+          AddLeg(payout, p0, v1::SIDE_CREDIT, 2 * kBet);
+          AddLeg(payout, p2, v1::SIDE_CREDIT, 2 * kBet);
+        } else {
+          AddLeg(payout, "house", v1::SIDE_CREDIT, 4 * kBet);
+        }
+        send_twice(payout);
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  stop = true;
+  killer.join();
+  EXPECT_GT(killed_total.load(), 0);
+  for (int c = 0; c < kClients; ++c) {
+    EXPECT_EQ(Balance(absl::StrCat("player:c", c, "-p0")), kGrant);
+    EXPECT_EQ(Balance(absl::StrCat("player:c", c, "-p2")), kGrant);
+    EXPECT_EQ(Balance(absl::StrCat("pot:t", c, ":", kRounds - 1)), 0);
+  }
+  EXPECT_EQ(Balance("house"), -2 * kClients * kGrant);
+  storage::PgPool verify(db_->PoolOptions());
+  EXPECT_EQ(*testing::QueryInt(verify,
+                               "SELECT count(*) FROM wallet.transfers "
+                               "WHERE idempotency_key LIKE 'table:%'"),
+            kClients * kRounds * 2);
+  EXPECT_EQ(*testing::QueryInt(verify,
+                               "SELECT count(*) FROM wallet.accounts "
+                               "WHERE kind <> 'house' AND balance < 0"),
+            0);
+  EXPECT_EQ(RunAudit(), 0);
+  std::printf("killed_backends=%lld client_transient_retries=%d\n",
+              static_cast<long long>(killed_total.load()), transient.load());
+}
+
+}  // namespace
+}  // namespace courtpiece::wallet
