@@ -6,11 +6,11 @@ DB_URL="postgresql://postgres@127.0.0.1:$PG_PORT/courtpiece"
 
 # name grpc_port metrics_port
 SERVICES=(
-  "wallet 50053 9103"
+  "wallet 50053 9101"
   "lobby 50052 9102"
   "table 50054 9104"
   "moderation 50055 9105"
-  "gateway 50051 9101"
+  "gateway 50051 9103"
 )
 
 # Fills ENV_VARS for one service.
@@ -19,7 +19,7 @@ service_env() {
   upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
   ENV_VARS=(
     "COURTPIECE_${upper}_ADDR=127.0.0.1:$grpc_port"
-    "COURTPIECE_METRICS_ADDR=127.0.0.1:$metrics_port"
+    "COURTPIECE_${upper}_METRICS_PORT=$metrics_port"
     "COURTPIECE_PG_URL=$DB_URL"
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )
