@@ -502,7 +502,10 @@ SeatView Round::View(int seat) const {
   v.caller = caller_;
   v.phase = phase_;
   v.turn = turn();
-  v.hand = hand_[seat];
+  // Before the call (or hide) a seat knows only its first packet (RULES.md 1.3: trump is
+  // named "from those five cards alone"), however the round was dealt.
+  const bool calling = phase_ == Phase::kCall;
+  v.hand = calling ? first_five_[seat] : hand_[seat];
   const bool hidden = rules_.game == GameType::kHidden;
   if (hidden && hidden_card_ >= 0 && !shown_) {
     v.has_face_down = true;
@@ -512,7 +515,7 @@ SeatView Round::View(int seat) const {
   if (hidden && !shown_ && seat != caller_) v.trump = -1;
   v.trump_shown = shown_event_;
   v.trump_set = set_event_;
-  for (int s = 0; s < 4; ++s) v.hand_size[s] = hand_[s].size();
+  for (int s = 0; s < 4; ++s) v.hand_size[s] = (calling ? first_five_[s] : hand_[s]).size();
   auto mask = [&](TrickRecord t, int n) {
     for (int i = 0; i < n; ++i) {
       if (((t.face_down >> i) & 1) && seat != caller_) t.cards[i] = kHiddenCard;
