@@ -2,6 +2,7 @@
 #include <fstream>
 #include <map>
 
+#include "courtpiece/bots/bot.h"
 #include "courtpiece/rules/deal.h"
 #include "replay.h"
 
@@ -171,8 +172,8 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
   auto seed = SeedFlag(f["seed"]);
   if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   std::string policy = f.count("policy") ? f["policy"] : "random";
-  if (policy == "bot") return UsageError("bot policy not built yet");
-  if (policy != "random") return UsageError("--policy must be random or bot");
+  const bool bot = policy == "bot";
+  if (!bot && policy != "random") return UsageError("--policy must be random or bot");
   std::ofstream jsonl;
   const bool write = f.count("jsonl") > 0;
   if (write) {
@@ -197,7 +198,9 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     rules::MoveList legal;
     moves.clear();
     while (!round.over()) {
-      const Move m = RandomMove(round, rng, &legal);
+      // The bot decides from the seat's view only (what that seat may know).
+      const Move m =
+          bot ? bots::ChooseMove(*r, round.View(round.turn())) : RandomMove(round, rng, &legal);
       round.ApplyChecked(m);
       if (write) moves.push_back(m);
     }
