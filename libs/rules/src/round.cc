@@ -234,6 +234,11 @@ absl::Status Round::Apply(const Move& m) {
 
 void Round::ApplyChecked(const Move& m) {
   assert(Check(m) == ErrorCode::kOk);
+  if (m.type == MoveType::kPlay) [[likely]] {
+    if (CallerAutoShow(m.seat) && m.value == hidden_card_) DoShow(m.seat);
+    PlayCard(m.seat, m.value);
+    return;
+  }
   switch (m.type) {
     case MoveType::kCall:
       trump_ = static_cast<int8_t>(m.value);
