@@ -50,7 +50,7 @@ std::array<CardSet, 4> Masks(const std::array<Card, 52>& deck, int caller) {
   return m;
 }
 
-constexpr unsigned char kZeros[64] = {};
+constexpr unsigned char kZeros[256] = {};  // xor input: the keystream itself
 
 // Cards in a 13-bit suit field.
 struct SuitCountTable {
@@ -149,10 +149,11 @@ std::array<uint8_t, 32> Commitment(const Seed& seed) {
   return out;
 }
 
-// The stream is read one 64-byte ChaCha20 block at a time (block counter = offset / 64): a
-// shuffle needs about one block, and a stream resumed at an offset (the second deal phase)
-// regenerates only the block it resumes in. Same bytes as reading any other chunk size.
-constexpr int kBlock = 64;
+// The stream is read 256 bytes (four ChaCha20 blocks, block counter = offset / 64) at a
+// time: libsodium's SIMD code makes four blocks per call barely dearer than one (measured:
+// 64-byte reads run fewer instructions but more cycles). A stream resumed at an offset (the
+// second deal phase, only when a reshuffle is needed) regenerates the chunk it resumes in.
+constexpr int kBlock = 256;
 
 SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_(offset) {
   static_assert(kBlock <= std::tuple_size_v<decltype(buf_)>);
@@ -167,7 +168,7 @@ SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_
 void SeedStream::Refill() {
   EnsureSodium();
   crypto_stream_chacha20_ietf_xor_ic(buf_.data(), kZeros, kBlock, kNonce,
-                                     static_cast<uint32_t>(offset_ / kBlock), seed_.data());
+                                     static_cast<uint32_t>(offset_ / 64), seed_.data());
   pos_ = 0;
 }
 
