@@ -104,11 +104,35 @@ TEST(Cli, SelfplayRoundsReplayCleanly) {
   }
 }
 
-TEST(Cli, SelfplayBotPolicyNotBuiltYet) {
-  ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"piles\"}' --rounds 1 --seed " +
-                      std::string(64, '0') + " --policy bot 2>/dev/null");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(Json::parse(r.out)["error"]["message"], "bot policy not built yet");
+// --policy bot: 200 rounds per game type, every --jsonl line replayed on its own (each is
+// a one-round game) with ok:true and a result.
+TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
+  const std::string seed = "b07";
+  for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
+    const std::string file = ::testing::TempDir() + "/selfplay_bot_" + game + ".jsonl";
+    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game +
+                        "\"}' --rounds 200 --policy bot --seed " + seed + " --jsonl " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    Json s = Json::parse(r.out);
+    EXPECT_EQ(s["rounds"], 200);
+    long long kinds = 0;
+    for (auto& [k, v] : s["kinds"].items()) kinds += v.get<long long>();
+    EXPECT_EQ(kinds, 200);
+    std::ifstream in(file);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      const std::string one = ::testing::TempDir() + "/one_bot.json";
+      std::ofstream(one) << line;
+      ExecResult rr = Exec(kBin + " replay < " + one);
+      ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
+      Json j = Json::parse(rr.out);
+      ASSERT_TRUE(j["ok"].get<bool>()) << line;
+      ASSERT_FALSE(j["rounds"][0]["result"].is_null()) << line;
+      ++n;
+    }
+    EXPECT_EQ(n, 200) << game;
+  }
 }
 
 TEST(Cli, DealPrintsHandsAndCommitment) {

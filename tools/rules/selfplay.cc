@@ -1,7 +1,11 @@
 #include <chrono>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <fstream>
 #include <map>
 
+#include "courtpiece/bots/bot.h"
 #include "courtpiece/rules/deal.h"
 #include "replay.h"
 
@@ -75,12 +79,43 @@ Move RandomMove(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
   }
   const rules::CardSet playable = round.PlayableCards();
   const int n = playable.size();
-  const bool ask = round.CanAsk();
-  const bool show = round.CanShow();
+  const bool hidden = round.rules().game == rules::GameType::kHidden;  // ask/show only there
+  const bool ask = hidden && round.CanAsk();
+  const bool show = hidden && round.CanShow();
   const int k = rng.Below(n + ask + show);
   if (k < n) return Move::Play(round.turn(), playable.Nth(k));
   return (ask && k == n) ? Move::Ask(round.turn()) : Move::Show(round.turn());
 }
+
+#if defined(__x86_64__)
+// The same choice with the POPCNT/BMI2 instructions (the k-th lowest legal card by pdep is
+// exactly CardSet::Nth(k)); used when the CPU has them (checked at run time), since the
+// portable build cannot assume them.
+[[gnu::target("popcnt,bmi2")]] Move RandomMoveBmi2(const Round& round, PolicyRng& rng,
+                                                   rules::MoveList* legal) {
+  if (round.phase() == rules::Phase::kCall) {
+    round.LegalMoves(legal);
+    return (*legal)[rng.Below(legal->size)];
+  }
+  const uint64_t playable = round.PlayableCards().bits();
+  const int n = __builtin_popcountll(playable);
+  const bool hidden = round.rules().game == rules::GameType::kHidden;
+  const bool ask = hidden && round.CanAsk();
+  const bool show = hidden && round.CanShow();
+  const int k = rng.Below(n + ask + show);
+  if (k < n) {
+    return Move::Play(round.turn(), static_cast<rules::Card>(
+                                        __builtin_ctzll(_pdep_u64(uint64_t{1} << k, playable))));
+  }
+  return (ask && k == n) ? Move::Ask(round.turn()) : Move::Show(round.turn());
+}
+bool HasBmi2() { return __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2"); }
+#else
+Move RandomMoveBmi2(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
+  return RandomMove(round, rng, legal);
+}
+bool HasBmi2() { return false; }
+#endif
 
 }  // namespace
 
@@ -171,8 +206,8 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
   auto seed = SeedFlag(f["seed"]);
   if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   std::string policy = f.count("policy") ? f["policy"] : "random";
-  if (policy == "bot") return UsageError("bot policy not built yet");
-  if (policy != "random") return UsageError("--policy must be random or bot");
+  const bool bot = policy == "bot";
+  if (!bot && policy != "random") return UsageError("--policy must be random or bot");
   std::ofstream jsonl;
   const bool write = f.count("jsonl") > 0;
   if (write) {
@@ -182,9 +217,9 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
   const Json rules_json = OptionsToJson(rules::RulesToOptions(*r));
   // Round i's seed is bytes [32i, 32i+32) of the master seed's stream; its dealer is i % 4.
   rules::SeedStream master(*seed);
-  std::map<std::string, long long> kinds, counts;
+  const bool bmi2 = HasBmi2();
   std::array<long long, 7> kind_n{};
-  std::map<std::pair<int, int>, long long> count_n;
+  std::array<std::array<long long, 14>, 14> count_n{};  // [winner's count][other's count]
   std::vector<Move> moves;
   auto start = std::chrono::steady_clock::now();
   for (long long i = 0; i < n; ++i) {
@@ -197,14 +232,17 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     rules::MoveList legal;
     moves.clear();
     while (!round.over()) {
-      const Move m = RandomMove(round, rng, &legal);
+      // The bot decides from the seat's view only (what that seat may know).
+      const Move m = bot    ? bots::ChooseMove(*r, round.View(round.turn()))
+                     : bmi2 ? RandomMoveBmi2(round, rng, &legal)
+                            : RandomMove(round, rng, &legal);
       round.ApplyChecked(m);
       if (write) moves.push_back(m);
     }
     const auto& res = round.result();
     ++kind_n[static_cast<int>(res.kind)];
     const int w = res.winner < 0 ? 0 : res.winner;
-    ++count_n[{res.count[w], res.count[1 - w]}];
+    ++count_n[res.count[w]][res.count[1 - w]];
     if (write) {
       Json line;
       line["rules"] = rules_json;
@@ -227,8 +265,10 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
   }
   out.json["kinds"] = kj;
   Json cj = Json::object();
-  for (const auto& [key, v] : count_n) {
-    cj[std::to_string(key.first) + "-" + std::to_string(key.second)] = v;
+  for (int a = 0; a < 14; ++a) {
+    for (int b = 0; b < 14; ++b) {
+      if (count_n[a][b]) cj[std::to_string(a) + "-" + std::to_string(b)] = count_n[a][b];
+    }
   }
   out.json["counts"] = cj;
   return out;

@@ -2,6 +2,9 @@
 // resolution. Run a Release build: build-rel/bin/courtpiece-rules-bench
 #include <benchmark/benchmark.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <numeric>
 #include <vector>
 
@@ -80,21 +83,69 @@ void BM_RandomPlayoutMoveList(benchmark::State& state) {
 }
 BENCHMARK(BM_RandomPlayoutMoveList)->Arg(1);
 
+#if defined(__x86_64__)
+// Playout() with POPCNT/BMI2 (the k-th playable card by pdep; the same card as Nth(k)),
+// chosen at run time when the CPU has them (the portable build cannot assume them).
+[[gnu::target("popcnt,bmi2")]] void PlayoutBmi2(Round& r, Rng& rng) {
+  MoveList legal;
+  const bool hidden = r.rules().game == GameType::kHidden;
+  while (!r.over()) {
+    if (r.phase() == Phase::kCall) {
+      r.LegalMoves(&legal);
+      r.ApplyChecked(legal[rng.Below(legal.size)]);
+      continue;
+    }
+    const uint64_t playable = r.PlayableCards().bits();
+    const int n = __builtin_popcountll(playable);
+    const bool ask = hidden && r.CanAsk();
+    const bool show = hidden && r.CanShow();
+    const int k = rng.Below(n + ask + show);
+    if (k < n) {
+      r.ApplyChecked(
+          Move::Play(r.turn(), static_cast<Card>(__builtin_ctzll(_pdep_u64(1ULL << k, playable)))));
+    } else if (ask) {
+      r.ApplyChecked(Move::Ask(r.turn()));
+    } else {
+      r.ApplyChecked(Move::Show(r.turn()));
+    }
+  }
+}
+const bool kBmi2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2");
+#else
+void PlayoutBmi2(Round& r, Rng& rng) { Playout(r, rng); }
+const bool kBmi2 = false;
+#endif
+
+// One whole random round from given hands: not inlined, so that
+// `valgrind --tool=callgrind --toggle-collect='*PlayRandomRound*'` counts its instructions
+// per call exactly (docs/rules-engine.md, Performance).
+[[gnu::noinline]] RoundResult PlayRandomRound(const Rules& rules, int dealer,
+                                              const Round::Hands& hands, Rng& rng) {
+  Round r = *Round::FromHands(rules, dealer, hands);
+  kBmi2 ? PlayoutBmi2(r, rng) : Playout(r, rng);
+  return r.result();
+}
+
 void BM_RandomPlayout(benchmark::State& state) {
   const Rules rules = DefaultRules(static_cast<GameType>(state.range(0)));
   const auto deals = Deals(4096);
   Rng rng{7};
   size_t i = 0;
   for (auto _ : state) {
-    Round r = *Round::FromHands(rules, static_cast<int>(i & 3), deals[i & 4095]);
-    Playout(r, rng);
-    benchmark::DoNotOptimize(r.result());
+    benchmark::DoNotOptimize(PlayRandomRound(rules, static_cast<int>(i & 3), deals[i & 4095], rng));
     ++i;
   }
   state.SetItemsProcessed(state.iterations());
   state.SetLabel(std::string(GameTypeName(rules.game)));
 }
 BENCHMARK(BM_RandomPlayout)->DenseRange(0, 4);
+
+[[gnu::noinline]] RoundResult PlaySeededRound(const Rules& rules, int dealer, const Seed& seed,
+                                              Rng& rng) {
+  Round r = Round::FromSeed(rules, dealer, seed);
+  kBmi2 ? PlayoutBmi2(r, rng) : Playout(r, rng);
+  return r.result();
+}
 
 void BM_SeededRoundPlayout(benchmark::State& state) {
   const Rules rules = DefaultRules(static_cast<GameType>(state.range(0)));
@@ -103,9 +154,7 @@ void BM_SeededRoundPlayout(benchmark::State& state) {
   for (auto _ : state) {
     Seed seed{};
     for (int k = 0; k < 8; ++k) seed[k] = static_cast<uint8_t>(i >> (8 * k));
-    Round r = Round::FromSeed(rules, static_cast<int>(i & 3), seed);
-    Playout(r, rng);
-    benchmark::DoNotOptimize(r.result());
+    benchmark::DoNotOptimize(PlaySeededRound(rules, static_cast<int>(i & 3), seed, rng));
     ++i;
   }
   state.SetItemsProcessed(state.iterations());

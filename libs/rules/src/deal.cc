@@ -37,13 +37,55 @@ void Assign(const std::array<Card, 52>& deck, int caller, Deal* d) {
   }
 }
 
-std::array<CardSet, 4> Masks(const Deal& d) {
+// The hands of Assign() as masks, straight from the deck.
+std::array<CardSet, 4> Masks(const std::array<Card, 52>& deck, int caller) {
   std::array<CardSet, 4> m{};
-  for (int s = 0; s < 4; ++s) {
-    for (Card c : d.hands[s]) m[s].Add(c);
+  for (int k = 0; k < 4; ++k) {
+    uint64_t b = 0;
+    for (int i = 0; i < 5; ++i) b |= uint64_t{1} << deck[5 * k + i];
+    for (int i = 0; i < 4; ++i) b |= uint64_t{1} << deck[20 + 4 * k + i];
+    for (int i = 0; i < 4; ++i) b |= uint64_t{1} << deck[36 + 4 * k + i];
+    m[(caller + k) % 4] = CardSet(b);
   }
   return m;
 }
+
+constexpr unsigned char kZeros[256] = {};  // xor input: the keystream itself
+
+// Cards in a 13-bit suit field.
+struct SuitCountTable {
+  uint8_t n[1 << 13] = {};
+  constexpr SuitCountTable() {
+    for (int v = 1; v < (1 << 13); ++v) n[v] = static_cast<uint8_t>(n[v >> 1] + (v & 1));
+  }
+};
+constexpr SuitCountTable kSuitCount{};
+
+// Uniform(n) without divisions: the rejection limit 256 - 256 % n per n, and b % n through
+// a 16-bit reciprocal (exact for every b < 256 and n <= 256: checked at compile time).
+struct UniformTables {
+  uint16_t limit[257] = {};
+  uint32_t recip[257] = {};
+  constexpr UniformTables() {
+    for (int n = 1; n <= 256; ++n) {
+      limit[n] = static_cast<uint16_t>(256 - 256 % n);
+      recip[n] = static_cast<uint32_t>(65536 / n + 1);
+    }
+  }
+};
+constexpr UniformTables kUniform{};
+constexpr int FastMod(int b, int n) {
+  return b - n * static_cast<int>((static_cast<uint32_t>(b) * kUniform.recip[n]) >> 16);
+}
+constexpr bool CheckFastMod() {
+  for (int n = 1; n <= 256; ++n) {
+    for (int b = 0; b < 256; ++b) {
+      if (FastMod(b, n) != b % n) return false;
+    }
+  }
+  return true;
+}
+static_assert(CheckFastMod());
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -107,50 +149,66 @@ std::array<uint8_t, 32> Commitment(const Seed& seed) {
   return out;
 }
 
+// The stream is read 256 bytes (four ChaCha20 blocks, block counter = offset / 64) at a
+// time: libsodium's SIMD code makes four blocks per call barely dearer than one (measured:
+// 64-byte reads run fewer instructions but more cycles). A stream resumed at an offset (the
+// second deal phase, only when a reshuffle is needed) regenerates the chunk it resumes in.
+constexpr int kBlock = 256;
+
 SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_(offset) {
-  if (offset % buf_.size() != 0) {  // resume mid-buffer: fill from the buffer's start
-    offset_ = offset - offset % buf_.size();
+  static_assert(kBlock <= std::tuple_size_v<decltype(buf_)>);
+  if (offset % kBlock != 0) {  // resume mid-block: fill from the block's start
+    offset_ = offset - offset % kBlock;
     Refill();
-    pos_ = static_cast<int>(offset % buf_.size());
+    pos_ = static_cast<int>(offset % kBlock);
     offset_ = offset;
   }
 }
 
 void SeedStream::Refill() {
   EnsureSodium();
-  std::array<uint8_t, 256> zeros{};
-  crypto_stream_chacha20_ietf_xor_ic(buf_.data(), zeros.data(), buf_.size(), kNonce,
+  crypto_stream_chacha20_ietf_xor_ic(buf_.data(), kZeros, kBlock, kNonce,
                                      static_cast<uint32_t>(offset_ / 64), seed_.data());
   pos_ = 0;
 }
 
 uint8_t SeedStream::NextByte() {
-  if (pos_ == static_cast<int>(buf_.size())) Refill();
+  if (pos_ >= kBlock) [[unlikely]]
+    Refill();
   ++offset_;
   return buf_[pos_++];
 }
 
 int SeedStream::Uniform(int n) {
   assert(n >= 1 && n <= 256);
-  const int limit = 256 - (256 % n);
+  const int limit = kUniform.limit[n];
   for (;;) {
-    int b = NextByte();
-    if (b < limit) return b % n;
+    if (pos_ >= kBlock) [[unlikely]]
+      Refill();
+    ++offset_;
+    const int b = buf_[pos_++];
+    if (b < limit) [[likely]]
+      return FastMod(b, n);
   }
 }
 
 bool IsOneSided(const std::array<CardSet, 4>& hands, int trump) {
-  const CardSet honors(HonorsMask());
-  const CardSet aces(AcesMask());
+  // Counts per 13-bit suit field from a table (the fairness loop calls this per reshuffle).
+  auto in_suit = [](uint64_t bits, int suit) {
+    return kSuitCount.n[(bits >> (13 * suit)) & 0x1FFF];
+  };
+  constexpr uint64_t kHonors = HonorsMask(), kAces = AcesMask();
   for (int team = 0; team < 2; ++team) {
-    CardSet t = hands[team] | hands[team + 2];
-    if ((t & honors).size() >= 9) return true;
-    if ((t & aces).size() == 4) return true;
-    if (trump >= 0 && t.InSuit(trump).size() >= 10) return true;
+    const uint64_t t = (hands[team] | hands[team + 2]).bits();
+    const uint64_t h = t & kHonors;
+    if (in_suit(h, 0) + in_suit(h, 1) + in_suit(h, 2) + in_suit(h, 3) >= 9) return true;
+    if ((t & kAces) == kAces) return true;
+    if (trump >= 0 && in_suit(t, trump) >= 10) return true;
   }
   for (int s = 0; s < 4; ++s) {
+    const uint64_t b = hands[s].bits();
     for (int suit = 0; suit < 4; ++suit) {
-      if (hands[s].InSuit(suit).size() >= 7) return true;
+      if (in_suit(b, suit) >= 7) return true;
     }
   }
   return false;
@@ -172,14 +230,15 @@ Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int t
   Deal d;
   d.check_applies = shuffle.check_applies;
   std::array<Card, 52> deck = shuffle.deck;
-  Assign(deck, caller, &d);
-  if (!d.check_applies || FirstPacketsOneSided(deck, caller, trump)) return d;
-  SeedStream stream(seed, shuffle.stream_offset);
-  while (d.reshuffles < kMaxReshuffles && IsOneSided(Masks(d), trump)) {
-    for (int i = 31; i >= 1; --i) std::swap(deck[20 + i], deck[20 + stream.Uniform(i + 1)]);
-    Assign(deck, caller, &d);
-    ++d.reshuffles;
+  if (d.check_applies && !FirstPacketsOneSided(deck, caller, trump) &&
+      IsOneSided(Masks(deck, caller), trump)) {
+    SeedStream stream(seed, shuffle.stream_offset);  // only read when reshuffling
+    do {
+      for (int i = 31; i >= 1; --i) std::swap(deck[20 + i], deck[20 + stream.Uniform(i + 1)]);
+      ++d.reshuffles;
+    } while (d.reshuffles < kMaxReshuffles && IsOneSided(Masks(deck, caller), trump));
   }
+  Assign(deck, caller, &d);
   return d;
 }
 

@@ -91,10 +91,15 @@ void CheckViews(const Round& r) {
   const bool hidden = r.rules().game == GameType::kHidden;
   for (int seat = 0; seat < 4; ++seat) {
     SeatView v = r.View(seat);
-    ASSERT_EQ(v.hand, r.hand(seat));
+    if (r.phase() == Phase::kCall) {  // RULES.md 1.3: the first five cards alone
+      ASSERT_EQ(v.hand, r.first_packet(seat));
+      for (int s = 0; s < 4; ++s) ASSERT_EQ(v.hand_size[s], 5);
+    } else {
+      ASSERT_EQ(v.hand, r.hand(seat));
+    }
     // Cards this seat may see: its hand, played cards that are face up, and (caller only)
     // its face-down card and throws.
-    CardSet may = r.hand(seat) | (played & ~r.face_down_throws());
+    CardSet may = v.hand | (played & ~r.face_down_throws());
     if (seat == r.caller()) {
       may = may | r.face_down_throws();
       if (r.hidden_card() >= 0) may.Add(Card(r.hidden_card()));
@@ -222,6 +227,16 @@ void RunProperty(GameType g, uint64_t salt) {
     }
     if (views) CheckViews(r);
     ASSERT_NO_FATAL_FAILURE(CheckEndState(r));
+    if (views && rules.HasCall()) {  // the same deal given whole: same call-phase views
+      Round::Hands hands{};
+      for (int s = 0; s < 4; ++s) {
+        int k = 0;
+        for (Card c : r.first_packet(s)) hands[s][k++] = c;
+        for (Card c : r.dealt(s) & ~r.first_packet(s)) hands[s][k++] = c;
+      }
+      Round whole = *Round::FromHands(rules, dealer, hands);
+      CheckViews(whole);
+    }
     if (i % 10 == 1) {  // same seed, same moves: same round
       Round again = Round::FromSeed(rules, dealer, seed);
       for (const Move& m : moves) ASSERT_TRUE(again.Apply(m).ok());

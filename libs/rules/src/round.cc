@@ -91,6 +91,27 @@ absl::StatusOr<Round> Round::FromHands(const Rules& rules, int dealer, const Han
   r.rules_ = rules;
   r.dealer_ = static_cast<uint8_t>(dealer);
   r.caller_ = static_cast<uint8_t>((dealer + 1) % 4);
+  // Fast path: 52 cards < 52 whose bits make the whole deck are a valid deal.
+  uint64_t all_bits = 0;
+  bool bad_card = false;
+  for (int s = 0; s < 4; ++s) {
+    uint64_t h = 0, f = 0;
+    for (int i = 0; i < 13; ++i) {
+      const Card c = hands[s][i];
+      bad_card |= c >= kNumCards;
+      h |= uint64_t{1} << (c & 63);
+      if (i < 5) f |= uint64_t{1} << (c & 63);
+    }
+    all_bits |= h;
+    r.hand_[s] = r.dealt_[s] = CardSet(h);
+    r.first_five_[s] = CardSet(f);
+  }
+  if (!bad_card && all_bits == CardSet::Deck().bits()) {
+    r.turn_ = r.caller_;
+    if (!rules.HasCall()) r.StartPlay();
+    return r;
+  }
+  // Not a deal: find the first fault, in deal order, for the message.
   CardSet all;
   for (int s = 0; s < 4; ++s) {
     for (int i = 0; i < 13; ++i) {
@@ -100,14 +121,9 @@ absl::StatusOr<Round> Round::FromHands(const Rules& rules, int dealer, const Han
         return MakeError(ErrorCode::kBadDeal, absl::StrCat(CardName(c), " is dealt twice"));
       }
       all.Add(c);
-      r.hand_[s].Add(c);
-      if (i < 5) r.first_five_[s].Add(c);
     }
-    r.dealt_[s] = r.hand_[s];
   }
-  r.turn_ = r.caller_;
-  if (!rules.HasCall()) r.StartPlay();
-  return r;
+  return MakeError(ErrorCode::kBadDeal, "not a deal");  // unreachable: 52 distinct cards
 }
 
 Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
@@ -157,7 +173,7 @@ bool Round::CallerAutoShow(int seat) const {
          hand_[seat].empty();
 }
 
-bool Round::IsFaceDownThrow(int seat, Card c) const {
+[[gnu::always_inline]] inline bool Round::IsFaceDownThrow(int seat, Card c) const {
   return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && cur_n_ > 0 &&
          SuitOf(c) != SuitOf(cur_.cards[0]);
 }
@@ -218,6 +234,11 @@ absl::Status Round::Apply(const Move& m) {
 
 void Round::ApplyChecked(const Move& m) {
   assert(Check(m) == ErrorCode::kOk);
+  if (m.type == MoveType::kPlay) [[likely]] {
+    if (CallerAutoShow(m.seat) && m.value == hidden_card_) DoShow(m.seat);
+    PlayCard(m.seat, m.value);
+    return;
+  }
   switch (m.type) {
     case MoveType::kCall:
       trump_ = static_cast<int8_t>(m.value);
@@ -250,7 +271,7 @@ void Round::DoShow(int seat) {
   must_trump_ = cur_n_ > 0;
 }
 
-void Round::PlayCard(int seat, Card c) {
+[[gnu::always_inline]] inline void Round::PlayCard(int seat, Card c) {
   const int led = cur_n_ == 0 ? SuitOf(c) : SuitOf(cur_.cards[0]);
   if (cur_n_ == 0) {
     cur_.leader = static_cast<uint8_t>(seat);
@@ -274,7 +295,7 @@ void Round::PlayCard(int seat, Card c) {
   if (powered) cur_.trump |= bit;
   ++cur_n_;
   must_trump_ = false;
-  turn_ = static_cast<uint8_t>((seat + 1) % 4);
+  turn_ = static_cast<uint8_t>((seat + 1) & 3);
   if (cur_n_ == 4) ResolveTrick();
 }
 
@@ -286,22 +307,27 @@ int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace)
   return 0;
 }
 
-int Round::TrickWinner() const {
+[[gnu::always_inline]] inline int Round::TrickWinner() const {
   const int led = SuitOf(cur_.cards[0]);
   // Branch-free max over (strength * 4 + position): strengths never tie among winners.
+  // Strength as Strength(): 0 for a face-down card or one neither led nor trump-powered,
+  // else 100 (led suit) or 200 (powered) + rank + 1 (0 for a marked seat's ace in stack).
+  const int marked_pos =
+      (rules_.game == GameType::kStack && marker_ >= 0) ? (marker_ - cur_.leader) & 3 : -1;
   int best = 0;
   for (int i = 0; i < 4; ++i) {
-    const int seat = (cur_.leader + i) % 4;
     const Card c = cur_.cards[i];
-    const bool low_ace =
-        rules_.game == GameType::kStack && marker_ == seat && RankOf(c) == kAceRank;
-    const int s = Strength(c, led, (cur_.trump >> i) & 1, (cur_.face_down >> i) & 1, low_ace);
+    const int suit = SuitOf(c);
+    const int rank = c - kNumRanks * suit;
+    const int r = (i == marked_pos && rank == kAceRank) ? 0 : rank + 1;
+    int s = suit == led ? 100 + r : (((cur_.trump >> i) & 1) ? 200 + r : 0);
+    if ((cur_.face_down >> i) & 1) s = 0;
     best = std::max(best, s * 4 + i);
   }
-  return (cur_.leader + (best & 3)) % 4;
+  return (cur_.leader + (best & 3)) & 3;
 }
 
-void Round::ResolveTrick() {
+[[gnu::always_inline]] inline void Round::ResolveTrick() {
   const int w = TrickWinner();
   cur_.winner = static_cast<uint8_t>(w);
   tricks_[num_tricks_++] = cur_;
@@ -313,12 +339,12 @@ void Round::ResolveTrick() {
   CheckEnd();
 }
 
-void Round::AfterPileTrick(int w) {
+[[gnu::always_inline]] inline void Round::AfterPileTrick(int w) {
   ++pile_;
   const int k = num_tricks_;
   bool take = k == 13;
   if (!take) {
-    const Card win_card = cur_.cards[(w - cur_.leader + 4) % 4];
+    const Card win_card = cur_.cards[(w - cur_.leader) & 3];
     const int min = num_pickups_ == 0 ? rules_.FirstPileMin() : rules_.LaterPileMin();
     take = prev_winner_ == w && pile_ >= min &&
            !(rules_.ace_cannot_win_pile && RankOf(win_card) == kAceRank) &&
@@ -331,7 +357,7 @@ void Round::AfterPileTrick(int w) {
   pile_ = 0;
 }
 
-void Round::AfterStackTrick(int w) {
+[[gnu::always_inline]] inline void Round::AfterStackTrick(int w) {
   ++stack_;
   const int k = num_tricks_;
   const int team = TeamOf(w);
@@ -357,7 +383,7 @@ void Round::Finish(int winner, ResultKind kind, int points) {
   }
 }
 
-void Round::CheckEnd() {
+[[gnu::always_inline]] inline void Round::CheckEnd() {
   switch (rules_.game) {
     case GameType::kClassic: {
       const int hi = won_[0] > won_[1] ? 0 : 1;
@@ -502,7 +528,10 @@ SeatView Round::View(int seat) const {
   v.caller = caller_;
   v.phase = phase_;
   v.turn = turn();
-  v.hand = hand_[seat];
+  // Before the call (or hide) a seat knows only its first packet (RULES.md 1.3: trump is
+  // named "from those five cards alone"), however the round was dealt.
+  const bool calling = phase_ == Phase::kCall;
+  v.hand = calling ? first_five_[seat] : hand_[seat];
   const bool hidden = rules_.game == GameType::kHidden;
   if (hidden && hidden_card_ >= 0 && !shown_) {
     v.has_face_down = true;
@@ -512,7 +541,7 @@ SeatView Round::View(int seat) const {
   if (hidden && !shown_ && seat != caller_) v.trump = -1;
   v.trump_shown = shown_event_;
   v.trump_set = set_event_;
-  for (int s = 0; s < 4; ++s) v.hand_size[s] = hand_[s].size();
+  for (int s = 0; s < 4; ++s) v.hand_size[s] = (calling ? first_five_[s] : hand_[s]).size();
   auto mask = [&](TrickRecord t, int n) {
     for (int i = 0; i < n; ++i) {
       if (((t.face_down >> i) & 1) && seat != caller_) t.cards[i] = kHiddenCard;

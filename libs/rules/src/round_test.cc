@@ -41,6 +41,34 @@ TEST(Common, CallerIsSeatAfterDealerAndLeads) {
   EXPECT_EQ(Code(r, Move::Play(0, C("2H"))), ErrorCode::kCardNotInHand);
 }
 
+// RULES.md 1.3: before the call every seat sees only its first five cards, whether the
+// round was dealt from a seed or given whole (FromHands); all 13 once trump is named.
+TEST(Common, ViewShowsOnlyTheFirstPacketBeforeTheCall) {
+  for (const char* game : {"classic", "piles", "hidden", "stack"}) {
+    const Rules rules = R({{"game", game}});
+    const Round::Hands hands = testing::ScriptHands(RunOfSuit(0, kS));
+    Round r = *Round::FromHands(rules, 3, hands);
+    ASSERT_EQ(r.phase(), Phase::kCall) << game;
+    for (int seat = 0; seat < 4; ++seat) {
+      const SeatView v = r.View(seat);
+      CardSet first;
+      for (int i = 0; i < 5; ++i) first.Add(hands[seat][i]);
+      EXPECT_EQ(v.hand, first) << game << " seat " << seat;
+      for (int s = 0; s < 4; ++s) EXPECT_EQ(v.hand_size[s], 5) << game;
+    }
+    const Move m = rules.game == GameType::kHidden ? Move::Hide(0, hands[0][0]) : Move::Call(0, kS);
+    ASSERT_TRUE(r.Apply(m).ok()) << game;
+    for (int seat = 0; seat < 4; ++seat) {
+      const SeatView v = r.View(seat);
+      EXPECT_EQ(v.hand, r.hand(seat)) << game;
+      EXPECT_EQ(v.hand.size(), seat == 0 && rules.game == GameType::kHidden ? 12 : 13) << game;
+    }
+  }
+  // Kaat has no call: all 13 at once.
+  Round k = *Round::FromHands(R({{"game", "kaat"}}), 3, testing::ScriptHands(RunOfSuit(0, kS)));
+  for (int seat = 0; seat < 4; ++seat) EXPECT_EQ(k.View(seat).hand.size(), 13);
+}
+
 TEST(Common, FollowSuitCutOrThrowAndTrickWinner) {
   const Rules rules = R({{"game", "classic"}});
   // Trump spades. Seat 2 is void in hearts: it may throw (not forced to cut).
