@@ -1,6 +1,7 @@
 // Property tests over random rounds of every game type (100,000 each).
 #include <vector>
 
+#include "courtpiece/common/test_scale.h"
 #include "courtpiece/rules/deal.h"
 #include "courtpiece/rules/round.h"
 #include "gtest/gtest.h"
@@ -8,6 +9,8 @@
 namespace courtpiece::rules {
 namespace {
 
+// Every property below is checked on every one of these rounds (the sanitizer pass of
+// tests/run.sh runs a tenth of them, see test_scale.h).
 constexpr int kRoundsPerGame = 100000;
 
 struct Rng {
@@ -197,15 +200,16 @@ void RunProperty(GameType g, uint64_t salt) {
   const std::vector<Rules> variants = Variants(g);
   const std::vector<Move> candidates = Candidates();
   std::vector<Move> moves;
-  for (int i = 0; i < kRoundsPerGame; ++i) {
+  const int rounds = ScaledIterations(kRoundsPerGame);
+  for (int i = 0; i < rounds; ++i) {
     const Rules& rules = variants[i % variants.size()];
     const Seed seed = SeedOf(i, salt);
     const int dealer = i % 4;
     Round r = Round::FromSeed(rules, dealer, seed);
     Rng rng{uint64_t(i) * 7919 + salt};
-    const bool deep = i % 50 == 0;
-    const bool views = i % 10 == 0;
-    const int snapshot_at = (i % 10 == 3) ? rng.Below(60) : -1;
+    const bool deep = true;
+    const bool views = true;
+    const int snapshot_at = static_cast<int>(rng.Below(60));
     std::string snapshot;
     size_t snapshot_moves = 0;
     moves.clear();
@@ -237,7 +241,7 @@ void RunProperty(GameType g, uint64_t salt) {
       Round whole = *Round::FromHands(rules, dealer, hands);
       CheckViews(whole);
     }
-    if (i % 10 == 1) {  // same seed, same moves: same round
+    {  // same seed, same moves: same round
       Round again = Round::FromSeed(rules, dealer, seed);
       for (const Move& m : moves) ASSERT_TRUE(again.Apply(m).ok());
       ASSERT_EQ(again.Serialize(), r.Serialize());
