@@ -161,6 +161,10 @@ void Table::EndRound(int64_t now) {
   turn_deadline_ = 0;
   turn_seat_ = -1;
   outcome_ = engine_->Outcome();
+  // §4.9 judges who is away when the round ENDS: a Leave or disconnect while the Court's
+  // second stake is awaited comes after the end and does not cost the share.
+  away_at_round_end_ = 0;
+  for (int s = 0; s < 4; ++s) away_at_round_end_ |= (seats_[s].Away() ? 1u : 0u) << s;
   engine_->FinishRound();
   outcome_game_over_ = engine_->GameOver();
   FlushEngineEvents();
@@ -202,7 +206,7 @@ void Table::Payout(int64_t now) {
     for (int s = outcome_.winning_team; s < 4; s += 2) {
       // A bot's share, or that of a player away at the round's end, goes to the house; not
       // when the round ends the game (§4.6, §4.10).
-      bool present = !seats_[s].Away() || outcome_game_over_;
+      bool present = !((away_at_round_end_ >> s) & 1u) || outcome_game_over_;
       credit[seats_[s].kind == SeatKind::kPerson && present ? SeatAccount(s) : "house"] += share;
     }
   }

@@ -70,6 +70,7 @@ std::string Table::Snapshot() const {
   s.mutable_outcome()->set_kind(outcome_.kind);
   s.mutable_outcome()->set_points(outcome_.points);
   s.set_outcome_game_over(outcome_game_over_);
+  s.set_away_at_round_end(away_at_round_end_);
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -147,6 +148,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   }
   t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
   t->outcome_game_over_ = s.outcome_game_over();
+  t->away_at_round_end_ = s.away_at_round_end() & 15u;
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),

@@ -306,6 +306,7 @@ class Table {
   Transfer awaited_;  // the awaited transfer (re-emitted with a new attempt when refused)
   RoundOutcome outcome_;
   bool outcome_game_over_ = false;
+  uint32_t away_at_round_end_ = 0;  // bit s: seat s's person was away when the round ended
   Vote vote_;
   int recording_seat_ = -1;
   int64_t recording_until_ = 0;

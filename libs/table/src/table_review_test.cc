@@ -1,0 +1,103 @@
+// Scenario tests for the review fixes (docs/table.md, "Decisions"): exact outcomes via
+// TableHarness on the scripted engine.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "courtpiece/table/rules_engine.h"
+#include "courtpiece/table/table.h"
+#include "courtpiece/table/testing.h"
+#include "courtpiece/table/v1/table_state.pb.h"
+#include "scripted_engine_for_test.h"
+
+namespace courtpiece::table {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using Legs = std::map<std::string, int64_t>;
+
+TableOptions Opts() {
+  return {.table_id = "t1",
+          .host_player = "host",
+          .bet_coins = 100,
+          .turn_time_ms = 10'000,
+          .game_options = ""};
+}
+Legs LegsOf(const Transfer& t) {
+  Legs m;
+  for (const TransferLeg& l : t.legs) m[l.account] += l.amount_coins;
+  return m;
+}
+std::vector<Transfer> Transfers(const TableHarness& h, TransferStep step) {
+  std::vector<Transfer> out;
+  for (const Effect& f : h.effects) {
+    if (f.type == EffectType::kTransfer && f.transfer.step == step) out.push_back(f.transfer);
+  }
+  return out;
+}
+std::vector<Event> To(const TableHarness& h, std::string_view type, int to) {
+  std::vector<Event> out;
+  for (const Event& e : h.events) {
+    if (e.type == type && e.to_seat == to) out.push_back(e);
+  }
+  return out;
+}
+
+class Review : public ::testing::Test {
+ protected:
+  Review() : h(Opts(), "seed", &engines) {}
+  // host (0), a (2), b (1), c (3); the game auto-starts and its first round is dealt.
+  void FourPeopleFirstRound() {
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Join("c").ok());
+    h.Run(kAutoStartMs);
+    h.Run(kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  }
+  ScriptedFactory engines;
+  TableHarness h;
+};
+
+// 1. Away during the Court's second stake is after the round's end: the share is paid.
+TEST_F(Review, DisconnectWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
+  engines.script = {{1, "court", 2}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.auto_reply = false;
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({}).ok());
+  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+  ASSERT_EQ(pay.size(), 1u);
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  EXPECT_EQ(h.table().seat(1).player, "b");
+  EXPECT_EQ(h.table().seat(1).keep_until_ms, h.now() + kKeepSeatInGameMs);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+}
+
+TEST_F(Review, LeaveWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
+  engines.script = {{1, "court", 2}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.auto_reply = false;
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "c").ok());
+  ASSERT_TRUE(h.ReplyNow({}).ok());
+  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+  ASSERT_EQ(pay.size(), 1u);
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+  // A Leave between rounds of a running game that counts abandons the game (docs/table.md).
+  EXPECT_THAT(h.Quits(), ElementsAre("c"));
+  EXPECT_EQ(h.table().seat(3).kind, SeatKind::kEmpty);
+  EXPECT_EQ(h.Sum(), 0);
+}
+
+}  // namespace
+}  // namespace courtpiece::table
