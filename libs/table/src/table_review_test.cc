@@ -99,5 +99,28 @@ TEST_F(Review, LeaveWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
   EXPECT_EQ(h.Sum(), 0);
 }
 
+// 2. A refused stake settles the away seats as a round's end does: nothing is left stalled.
+TEST_F(Review, ARefusedStakeSettlesSeatsThatWentAwayWhileStaking) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  h.auto_reply = false;
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kStaking);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = false, .short_players = {"c"}}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(h.table().seat(3).kind, SeatKind::kEmpty);  // c: not enough coins, no quit
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);  // b pressed Leave: freed, a quit
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.table().seat(2).player, "a");  // a lost the connection: kept 10 min
+  EXPECT_EQ(h.table().seat(2).keep_until_ms, h.now() + kKeepSeatInGameMs);
+  EXPECT_EQ(h.table().NextDeadline(), h.now() + kKeepSeatInGameMs);
+  h.Run(kKeepSeatInGameMs);
+  EXPECT_THAT(h.Quits(), ElementsAre("b", "a"));
+}
+
 }  // namespace
 }  // namespace courtpiece::table

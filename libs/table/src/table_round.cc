@@ -54,6 +54,9 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
         int s = SeatOf(p);
         if (s >= 0) FreeSeat(s, "not_enough_coins", false);
       }
+      // Seats that went away while the stake was awaited are settled as at a round's end,
+      // so a Leave is freed and a lost connection gets its keep deadline (never stalled).
+      SettleAwaySeats(now_ms);
       Reschedule(now_ms);
       MaybeClose();
     }
@@ -229,17 +232,21 @@ void Table::AfterRound(bool game_over, int64_t now) {
     FinishGame(false, now);
     return;
   }
+  SettleAwaySeats(now);
+  Reschedule(now);
+  MaybeClose();
+}
+
+void Table::SettleAwaySeats(int64_t now) {
   for (int s = 0; s < 4; ++s) {
     SeatState& st = seats_[s];
     if (st.kind != SeatKind::kPerson) continue;
     if (st.left) {
       FreeSeat(s, "left", GameCounts());  // pressed Leave and still away: a quit (§4.9)
-    } else if (!st.connected) {
+    } else if (!st.connected && st.keep_until_ms == 0) {
       st.keep_until_ms = now + kKeepSeatInGameMs;
     }
   }
-  Reschedule(now);
-  MaybeClose();
 }
 
 void Table::FinishGame(bool ended_early, int64_t now) {

@@ -260,6 +260,9 @@ class Table {
   void EndRound(int64_t now);
   void Payout(int64_t now);
   void AfterRound(bool game_over, int64_t now);
+  // Seats away outside a round in a running game: left → freed (a quit when the game
+  // counts); disconnected → kept kKeepSeatInGameMs.
+  void SettleAwaySeats(int64_t now);
   void FinishGame(bool ended_early, int64_t now);
   void ResolveVote(bool passed, int64_t now);
   void ExpireKeptSeat(int s, int64_t now);
