@@ -122,5 +122,33 @@ TEST_F(Review, ARefusedStakeSettlesSeatsThatWentAwayWhileStaking) {
   EXPECT_THAT(h.Quits(), ElementsAre("b", "a"));
 }
 
+// 3. The partner swap is only for before a game or between games.
+TEST_F(Review, NoPartnerSwapBetweenRoundsOfARunningGame) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  absl::Status st = h.Simple(CommandType::kSwapPartner, "host", 1);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "swap partners before a game or between games");
+  EXPECT_FALSE(h.table().vote().active);
+  EXPECT_EQ(h.table().seat(2).player, "a");
+}
+
+TEST_F(Review, PartnerSwapBetweenGamesIsAllowed) {
+  engines.script = {{0, "normal", 3}};
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ASSERT_FALSE(h.table().game_active());
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 3).ok());
+  for (std::string p : {"a", "b", "c"}) ASSERT_TRUE(h.Vote(p, true).ok());
+  EXPECT_EQ(h.table().seat(2).player, "c");
+  EXPECT_EQ(h.table().seat(3).player, "a");
+}
+
 }  // namespace
 }  // namespace courtpiece::table

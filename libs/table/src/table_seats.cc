@@ -234,6 +234,11 @@ void Table::StartGame(int64_t now) {
   game_people_ = PeopleSeated();
   for (SeatState& st : seats_) st.end_early = false;
   EmitAll({.type = "game_started", .value = static_cast<int64_t>(game_no_)});
+  if (vote_.active && vote_.swap) {
+    // The swap is for before a game or between games only.
+    EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
+    vote_ = Vote{};
+  }
   Reschedule(now);
 }
 
