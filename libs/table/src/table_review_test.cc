@@ -150,5 +150,23 @@ TEST_F(Review, PartnerSwapBetweenGamesIsAllowed) {
   EXPECT_EQ(h.table().seat(3).player, "a");
 }
 
+// 4. The voice lock is released when the recorder goes away during a round.
+TEST_F(Review, VoiceLockIsReleasedWhenTheRecorderDisconnectsOrLeavesMidRound) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_EQ(h.table().recording_seat(), 2);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  EXPECT_EQ(h.table().recording_seat(), -1);
+  ASSERT_FALSE(To(h, "voice_idle", 0).empty());
+  EXPECT_EQ(To(h, "voice_idle", 0).back().detail, "disconnected");
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  EXPECT_EQ(h.table().recording_seat(), -1);
+  EXPECT_EQ(To(h, "voice_idle", 0).back().detail, "left");
+  EXPECT_EQ(To(h, "voice_idle", 0).back().seat, 1);
+  EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "c").ok());
+}
+
 }  // namespace
 }  // namespace courtpiece::table

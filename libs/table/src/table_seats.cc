@@ -64,6 +64,7 @@ absl::Status Table::Leave(int s, int64_t now) {
   SeatState& st = seats_[s];
   if (InRound()) {
     // The bot plays the rest of the round; the seat is settled when it ends (§4.8–4.10).
+    if (recording_seat_ == s) ReleaseVoiceLock(now, "left");
     st.left = true;
     st.connected = false;
     EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "left"});
@@ -82,12 +83,12 @@ absl::Status Table::Disconnect(int s, int64_t now) {
   if (!st.connected) return absl::OkStatus();
   st.connected = false;
   EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "disconnected"});
+  if (recording_seat_ == s) ReleaseVoiceLock(now, "disconnected");
   if (InRound()) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
   st.keep_until_ms = now + (game_active_ ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
-  if (recording_seat_ == s) ReleaseVoiceLock(now, "disconnected");
   Reschedule(now);
   return absl::OkStatus();
 }
