@@ -168,5 +168,25 @@ TEST_F(Review, VoiceLockIsReleasedWhenTheRecorderDisconnectsOrLeavesMidRound) {
   EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "c").ok());
 }
 
+// 6. A Leave between rounds of a running game that counts is a quit; before a game it is free.
+TEST_F(Review, LeavingDuringTheCountInOfARunningGameIsAQuit) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);  // no coins: round 2 never staked
+}
+
+TEST_F(Review, LeavingBeforeAGameIsFree) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());
+  EXPECT_EQ(h.table().seat(2).kind, SeatKind::kEmpty);
+  EXPECT_THAT(h.Quits(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace courtpiece::table

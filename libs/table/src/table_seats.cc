@@ -71,8 +71,9 @@ absl::Status Table::Leave(int s, int64_t now) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
-  // Outside a round (waiting, count-in) leaving costs nothing (§4.5).
-  FreeSeat(s, "left", false);
+  // Outside a round (waiting, count-in) leaving costs no coins (§4.5). In a running game that
+  // counts it abandons the game, as an expired disconnect does: a quit (§4.9, docs/table.md).
+  FreeSeat(s, "left", game_active_ && GameCounts());
   Reschedule(now);
   MaybeClose();
   return absl::OkStatus();
