@@ -188,5 +188,66 @@ TEST_F(Review, LeavingBeforeAGameIsFree) {
   EXPECT_THAT(h.Quits(), IsEmpty());
 }
 
+// 8a. A swap vote is cancelled when the host's actual partner seat is freed.
+TEST_F(Review, SwapVoteCancelledWhenTheHostsActualPartnerLeaves) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "host").ok());
+  ASSERT_EQ(h.table().host(), "a");  // seat 2: the partner seat is 0
+  ASSERT_TRUE(h.Join("d").ok());
+  ASSERT_EQ(h.table().seat(0).player, "d");
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "a", 1).ok());
+  ASSERT_TRUE(h.table().vote().active);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "d").ok());
+  EXPECT_FALSE(h.table().vote().active);
+  ASSERT_EQ(To(h, "vote_result", 2).size(), 1u);
+  EXPECT_EQ(To(h, "vote_result", 2)[0].detail, "cancelled");
+}
+
+// 8b. A rejected command changes nothing, not even a bot-driven seat.
+TEST_F(Review, ARejectedCommandLeavesTheSnapshotIdentical) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  for (int round = 0; round < 5; ++round) {
+    h.AdvanceTo(*h.table().NextDeadline());
+    h.PlayPeople();
+    h.Run(kCountInMs);
+  }
+  ASSERT_TRUE(h.table().seat(0).bot_driving);
+  std::string before = h.table().Snapshot();
+  EXPECT_EQ(h.Simple(CommandType::kRemoveBot, "host", 1).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.table().Snapshot(), before);
+  EXPECT_TRUE(h.table().seat(0).bot_driving);
+  EXPECT_EQ(h.Play("host", {MoveKind::kPlay, "2C"}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(h.table().Snapshot(), before);
+  // A valid command takes the seat back.
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "host").ok());
+  EXPECT_FALSE(h.table().seat(0).bot_driving);
+}
+
+// 8c. Stats and quits use the most people seated at any round start of the game.
+TEST_F(Review, AGameCountsWhenTwoPeopleSatAtAnyRoundStart) {
+  engines.script = {{0, "normal", 1}, {0, "normal", 1}, {0, "normal", 1}};
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 2).ok());  // nobody to ask: passes
+  for (int round = 0; round < 2; ++round) {
+    h.Run(kCountInMs);
+    h.PlayPeople();
+  }
+  std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_TRUE(games[0].game.counts_for_stats);
+  ASSERT_EQ(games[0].game.players.size(), 1u);
+  EXPECT_EQ(games[0].game.players[0].player, "host");
+  EXPECT_THAT(h.Quits(), ElementsAre("a"));
+}
+
 }  // namespace
 }  // namespace courtpiece::table

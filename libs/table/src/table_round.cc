@@ -1,4 +1,5 @@
 // Rounds: stakes, play through the engine, turn timers, settlement, game end.
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -104,7 +105,8 @@ void Table::StartRound(int64_t now) {
   TABLE_CHECK(st.ok());
   (void)st;
   phase_ = Phase::kPlaying;
-  game_people_ = PeopleSeated();
+  // Whether the game counts (stats, quits) uses the most people seated at any round start.
+  game_people_ = std::max(game_people_, PeopleSeated());
   for (SeatState& seat : seats_) seat.voice_used = false;
   if (vote_.active) {
     EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});

@@ -167,7 +167,9 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
   if (quit) effects_.push_back({.type = EffectType::kRecordQuit, .player = player});
   if (vote_.active) {
     std::erase(vote_.pending, player);
-    if (vote_.swap && (player == vote_.asker || s == vote_.seat || s == 2)) {
+    int asker_seat = SeatOf(vote_.asker);
+    bool partner_seat = asker_seat >= 0 && s == (asker_seat + 2) % 4;  // the host's partner
+    if (vote_.swap && (player == vote_.asker || s == vote_.seat || partner_seat)) {
       vote_.active = false;
       EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
     }

@@ -233,6 +233,7 @@ class Table {
   friend struct State;
 
   // Commands.
+  absl::Status Dispatch(int s, const Command& c, int64_t now);
   absl::Status Join(const Command& c, int64_t now);
   absl::Status Leave(int s, int64_t now);
   absl::Status Disconnect(int s, int64_t now);
