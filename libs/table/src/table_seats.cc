@@ -164,7 +164,12 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
     EmitAll({.type = "voice_idle", .seat = s});
   }
   st = SeatState{};
-  if (quit) effects_.push_back({.type = EffectType::kRecordQuit, .player = player});
+  if (quit) {
+    Effect e;  // not a designated initializer: GCC 12 -O3 warns (maybe-uninitialized)
+    e.type = EffectType::kRecordQuit;
+    e.player = player;
+    effects_.push_back(std::move(e));
+  }
   if (vote_.active) {
     std::erase(vote_.pending, player);
     int asker_seat = SeatOf(vote_.asker);
