@@ -258,6 +258,10 @@ absl::Status RulesEngine::Restore(std::string_view bytes) {
                   &score_[1], &over, &next_caller_, &rounds_, &has_round) != 6) {
     return absl::InvalidArgumentError("bad engine header");
   }
+  if (score_[0] < 0 || score_[1] < 0 || over < 0 || over > 1 || next_caller_ < 0 ||
+      next_caller_ > 3 || rounds_ < 0 || has_round < 0 || has_round > 1) {
+    return absl::InvalidArgumentError("engine header out of range");
+  }
   over_ = over != 0;
   round_.reset();
   if (has_round) {
