@@ -227,6 +227,11 @@ RoundOutcome RulesEngine::Outcome() const {
   return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points};
 }
 
+int RulesEngine::SeedOnlyFor() const {
+  if (round_ && !round_->face_down_throws().empty()) return round_->caller();
+  return -1;
+}
+
 void RulesEngine::FinishRound() {
   if (!round_ || !round_->over()) return;
   // Mirrors rules::Game::FinishRound.

@@ -41,8 +41,8 @@ std::string_view TransferStepName(TransferStep step) {
   return kNames[static_cast<int>(step)];
 }
 std::string_view EffectTypeName(EffectType type) {
-  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit", "report",
-                                                "close"};
+  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit",
+                                                "report",   "close",       "record_round"};
   return kNames[static_cast<int>(type)];
 }
 

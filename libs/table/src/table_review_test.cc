@@ -169,6 +169,66 @@ TEST_F(Review, VoiceLockIsReleasedWhenTheRecorderDisconnectsOrLeavesMidRound) {
   EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "c").ok());
 }
 
+// 5. The seed goes to every seat, except after a hidden caller's face-down throw: then only to
+// the caller; the kRecordRound effect always has it.
+TEST_F(Review, TheSeedGoesToEverySeatAndIntoTheRoundRecord) {
+  engines.script = {{0, "normal", 1}};
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  Seed s1 = DeterministicSeedSource("seed", "t1").Draw(1);
+  for (int seat = 0; seat < 4; ++seat) {
+    ASSERT_EQ(To(h, "seed", seat).size(), 1u) << seat;
+    EXPECT_EQ(To(h, "seed", seat)[0].detail, SeedHex(s1));
+  }
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.round_no, 1u);
+  EXPECT_EQ(rec[0].round.seed_hex, SeedHex(s1));
+  EXPECT_EQ(rec[0].round.result, "normal 1-0");
+  EXPECT_EQ(rec[0].round.seed_only_to, -1);
+}
+
+TEST_F(Review, AfterAFaceDownThrowOnlyTheCallerGetsTheSeed) {
+  engines.script = {{0, "normal", 1}};
+  engines.seed_only_for = 1;  // as RulesEngine answers for a hidden caller at seat 1
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  Seed s1 = DeterministicSeedSource("seed", "t1").Draw(1);
+  ASSERT_EQ(h.EventsOfType("seed").size(), 1u);
+  EXPECT_EQ(h.EventsOfType("seed")[0].to_seat, 1);
+  EXPECT_EQ(h.EventsOfType("seed")[0].detail, SeedHex(s1));
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.seed_hex, SeedHex(s1));
+  EXPECT_EQ(rec[0].round.seed_only_to, 1);
+  // The hash was published to everyone at the start.
+  EXPECT_EQ(h.EventsOfType("round_started").size(), 4u);
+  EXPECT_EQ(h.EventsOfType("round_started")[0].detail, Sha256Hex(s1));
+}
+
+TEST(ReviewRulesEngine, SeedOnlyForTheHiddenCallerAfterAFaceDownThrow) {
+  RulesEngineFactory f;
+  int restricted = 0, open = 0;
+  for (int n = 0; n < 40; ++n) {
+    Seed first{};
+    first[0] = static_cast<uint8_t>(n);
+    absl::StatusOr<std::unique_ptr<GameEngine>> e = f.NewGame("{\"game\":\"hidden\"}", first);
+    ASSERT_TRUE(e.ok());
+    Seed seed = DeterministicSeedSource("hidden", "t").Draw(n);
+    ASSERT_TRUE((*e)->StartRound(seed).ok());
+    const rules::Round* r = static_cast<RulesEngine*>(e->get())->round();
+    while (!(*e)->RoundOver()) {
+      int s = (*e)->ToAct();
+      ASSERT_TRUE((*e)->Apply(s, (*e)->AutoMove(s)).ok());
+    }
+    bool face_down = !r->face_down_throws().empty();
+    EXPECT_EQ((*e)->SeedOnlyFor(), face_down ? r->caller() : -1);
+    (face_down ? restricted : open)++;
+  }
+  EXPECT_GT(restricted, 0);
+  EXPECT_GT(open, 0);
+}
+
 // 6. A Leave between rounds of a running game that counts is a quit; before a game it is free.
 TEST_F(Review, LeavingDuringTheCountInOfARunningGameIsAQuit) {
   engines.target = 100;

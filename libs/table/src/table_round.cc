@@ -166,6 +166,7 @@ void Table::EndRound(int64_t now) {
   turn_deadline_ = 0;
   turn_seat_ = -1;
   outcome_ = engine_->Outcome();
+  const int seed_only_to = engine_->SeedOnlyFor();
   // §4.9 judges who is away when the round ENDS: a Leave or disconnect while the Court's
   // second stake is awaited comes after the end and does not cost the share.
   away_at_round_end_ = 0;
@@ -178,8 +179,7 @@ void Table::EndRound(int64_t now) {
            .seat = outcome_.winning_team,
            .detail = absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]),
            .value = outcome_.points});
-  EmitAll(
-      {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+  PublishSeed(seed_only_to, absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]));
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     // A Court pays double: each losing seat stakes again first (§4.6).
     phase_ = Phase::kCourtStake;
@@ -197,6 +197,23 @@ void Table::EndRound(int64_t now) {
     return;
   }
   Payout(now);
+}
+
+void Table::PublishSeed(int only_to, std::string result) {
+  Event ev{
+      .type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)};
+  if (only_to >= 0) {
+    EmitTo(only_to, ev);
+  } else {
+    EmitAll(ev);
+  }
+  Effect e;
+  e.type = EffectType::kRecordRound;
+  e.round = RoundRecord{.round_no = round_no_,
+                        .seed_hex = SeedHex(round_seed_),
+                        .result = std::move(result),
+                        .seed_only_to = only_to};
+  effects_.push_back(std::move(e));
 }
 
 void Table::Payout(int64_t now) {
@@ -309,8 +326,7 @@ void Table::MaybeFinishEarly(int64_t now) {
     turn_deadline_ = 0;
     turn_seat_ = -1;
     EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
-    EmitAll(
-        {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+    PublishSeed(engine_->SeedOnlyFor(), "abandoned");
   }
   count_in_until_ = 0;
   phase_ = Phase::kWaiting;

@@ -142,7 +142,20 @@ struct GameRecord {
   std::vector<PlayerResult> players;  // people only
 };
 
-enum class EffectType : uint8_t { kTransfer = 0, kRecordGame, kRecordQuit, kReport, kClose };
+enum class EffectType : uint8_t {
+  kTransfer = 0,
+  kRecordGame,
+  kRecordQuit,
+  kReport,
+  kClose,
+  kRecordRound,  // a round ended or was abandoned: its seed, always, for dispute audit
+};
+struct RoundRecord {
+  uint64_t round_no = 0;
+  std::string seed_hex;   // the round seed (hex); streams may not all have it (docs/table.md)
+  std::string result;     // "<kind> <score0>-<score1>", or "abandoned"
+  int seed_only_to = -1;  // the only seat sent the seed, -1 = every seat
+};
 std::string_view EffectTypeName(EffectType type);
 struct Effect {
   EffectType type = EffectType::kTransfer;
@@ -150,6 +163,7 @@ struct Effect {
   GameRecord game;              // kRecordGame
   std::string player;           // kRecordQuit: who quit; kReport: the reporter
   std::string note_id, author;  // kReport
+  RoundRecord round;            // kRecordRound
 };
 
 enum class SeatKind : uint8_t { kEmpty = 0, kPerson = 1, kBot = 2 };
@@ -271,6 +285,9 @@ class Table {
   void MaybeClose();
   void MaybeFinishEarly(int64_t now);
   void ReleaseVoiceLock(int64_t now, std::string_view why);
+  // Publishes the round seed to every seat but, when `only_to` >= 0, to that seat alone;
+  // always records it in a kRecordRound effect.
+  void PublishSeed(int only_to, std::string result);
 
   // Helpers.
   int SeatOf(std::string_view player) const;
