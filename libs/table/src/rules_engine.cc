@@ -215,10 +215,34 @@ std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
                  {},
                  absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ",
                               v.count[0], "-", v.count[1])});
+  // Finished tricks as this seat may see them ("??" for a face-down throw of someone else).
+  for (int i = 0; i < v.num_tricks; ++i) {
+    const rules::TrickRecord& t = v.tricks[i];
+    std::vector<std::string> cards;
+    for (rules::Card c : t.cards) cards.push_back(rules::CardName(c));
+    out.push_back(
+        {"trick_cards", t.winner, std::move(cards), absl::StrCat("leader ", int{t.leader})});
+  }
+  for (int i = 0; i < v.num_pickups; ++i) {
+    out.push_back({"pickup", v.pickups[i].seat, {}, absl::StrCat(int{v.pickups[i].count})});
+  }
+  for (int i = 0; i < v.num_payouts; ++i) {
+    out.push_back({"stack_payout", v.payouts[i].team, {}, absl::StrCat(int{v.payouts[i].points})});
+  }
+  out.push_back({"pile", -1, {}, absl::StrCat(v.pile)});
+  if (v.game == rules::GameType::kStack) {
+    out.push_back({"stack", v.marker, {}, absl::StrCat(v.stack)});
+  }
+  out.push_back({"hand_sizes",
+                 -1,
+                 {},
+                 absl::StrCat(v.hand_size[0], " ", v.hand_size[1], " ", v.hand_size[2], " ",
+                              v.hand_size[3])});
   for (int i = 0; i < v.current_size; ++i) {
     out.push_back(
         {"played", (v.current.leader + i) % 4, {rules::CardName(v.current.cards[i])}, ""});
   }
+  out.push_back({"to_act", v.turn, {}, ""});
   return out;
 }
 

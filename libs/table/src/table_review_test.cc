@@ -5,7 +5,9 @@
 
 #include <functional>
 #include <random>
+#include <set>
 
+#include "absl/strings/str_cat.h"
 #include "courtpiece/table/rules_engine.h"
 #include "courtpiece/table/table.h"
 #include "courtpiece/table/testing.h"
@@ -247,6 +249,79 @@ TEST_F(Review, LeavingBeforeAGameIsFree) {
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());
   EXPECT_EQ(h.table().seat(2).kind, SeatKind::kEmpty);
   EXPECT_THAT(h.Quits(), IsEmpty());
+}
+
+// 7. A reconnect gets a full snapshot of its view: the round's and the table's.
+TEST_F(Review, AReconnectGetsTheTablesState) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Play("host", {MoveKind::kPlay, "2C"}).ok());
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());  // the bot plays b's card
+  ASSERT_EQ(h.table().engine()->ToAct(), 2);
+  int64_t turn_deadline = h.EventsOfType("turn").back().value;
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<std::string> got;
+  for (size_t i = from; i < h.events.size(); ++i) {
+    const Event& e = h.events[i];
+    if (e.to_seat != 1 || e.type == "back" || e.type == "seated") continue;
+    got.push_back(absl::StrCat(e.type, " ", e.seat, " ", e.player, " ", e.detail, " ", e.value, " ",
+                               e.cards.empty() ? "" : e.cards[0]));
+  }
+  EXPECT_THAT(got, ElementsAre("hand 1  view 0 3C", "table_phase -1  playing 1 ", "host 0 host  0 ",
+                               "presence 0 host present 0 ", "presence 1 b present 0 ",
+                               "presence 2 a present 0 ", "presence 3 c disconnected 0 ",
+                               absl::StrCat("turn 2   ", turn_deadline, " "),
+                               absl::StrCat("voice_recording 2 a  ", h.now() + kVoiceMaxMs, " ")));
+}
+
+TEST(ReviewRulesEngine, AReconnectSeesFinishedTricksAndNoCardItMayNotSee) {
+  RulesEngineFactory engines;
+  TableOptions o = Opts();
+  o.game_options = "{\"game\":\"hidden\"}";
+  for (int n = 0; n < 20; ++n) {
+    SCOPED_TRACE(n);
+    TableHarness h(o, "fd" + std::to_string(n), &engines);
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Join("c").ok());
+    h.Run(kAutoStartMs + kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+    for (int i = 0; i < 30 && h.table().phase() == Phase::kPlaying; ++i) {
+      int s = h.table().engine()->ToAct();
+      ASSERT_TRUE(h.Play(h.table().seat(s).player, h.table().engine()->AutoMove(s)).ok());
+    }
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+    const rules::Round* r = static_cast<const RulesEngine*>(h.table().engine())->round();
+    ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+    rules::SeatView v = r->View(1);
+    std::set<std::string> visible;
+    for (rules::Card c : v.hand) visible.insert(rules::CardName(c));
+    if (v.face_down_card >= 0) visible.insert(rules::CardName(rules::Card(v.face_down_card)));
+    for (int i = 0; i < v.num_tricks; ++i) {
+      for (rules::Card c : v.tricks[i].cards) visible.insert(rules::CardName(c));
+    }
+    for (int i = 0; i < v.current_size; ++i) visible.insert(rules::CardName(v.current.cards[i]));
+    size_t from = h.events.size();
+    ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+    int tricks = 0, hands = 0, presence = 0;
+    for (size_t i = from; i < h.events.size(); ++i) {
+      const Event& e = h.events[i];
+      if (e.to_seat != 1) continue;
+      tricks += e.type == "trick_cards";
+      hands += e.type == "hand";
+      presence += e.type == "presence";
+      for (const std::string& c : e.cards) {
+        EXPECT_TRUE(c == "??" || visible.contains(c)) << e.type << " " << c;
+      }
+    }
+    EXPECT_EQ(tricks, v.num_tricks);
+    EXPECT_GT(tricks, 0);
+    EXPECT_EQ(hands, 1);
+    EXPECT_EQ(presence, 4);
+  }
 }
 
 // 8a. A swap vote is cancelled when the host's actual partner seat is freed.

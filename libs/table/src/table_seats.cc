@@ -118,9 +118,48 @@ absl::Status Table::Reconnect(int s, int64_t now) {
                  .detail = std::move(e.detail)});
     }
   }
+  EmitTableView(s);
   if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
   Reschedule(now);
   return absl::OkStatus();
+}
+
+void Table::EmitTableView(int s) {
+  static constexpr std::string_view kPhases[] = {"waiting", "count_in",    "staking",
+                                                 "playing", "court_stake", "closed"};
+  EmitTo(s, {.type = "table_phase",
+             .detail = std::string(kPhases[static_cast<int>(phase_)]),
+             .value = static_cast<int64_t>(round_no_)});
+  if (!host_.empty()) EmitTo(s, {.type = "host", .seat = SeatOf(host_), .player = host_});
+  for (int o = 0; o < 4; ++o) {
+    const SeatState& st = seats_[o];
+    if (st.kind != SeatKind::kPerson) continue;
+    std::string_view state = st.left ? "left" : !st.connected ? "disconnected" : "present";
+    if (st.bot_driving) state = "bot_driving";
+    EmitTo(s, {.type = "presence",
+               .seat = o,
+               .player = st.player,
+               .detail = std::string(state),
+               .value = st.keep_until_ms});
+  }
+  if (phase_ == Phase::kPlaying && turn_seat_ >= 0) {
+    EmitTo(s, {.type = "turn", .seat = turn_seat_, .value = turn_deadline_});
+  }
+  if (count_in_until_ != 0) EmitTo(s, {.type = "count_in", .value = count_in_until_});
+  if (auto_start_at_ != 0) EmitTo(s, {.type = "auto_start", .value = auto_start_at_});
+  if (vote_.active) {
+    EmitTo(s, {.type = "vote",
+               .seat = vote_.seat,
+               .player = vote_.asker,
+               .detail = vote_.swap ? "swap" : "bot",
+               .value = vote_.deadline_ms});
+  }
+  if (recording_seat_ >= 0) {
+    EmitTo(s, {.type = "voice_recording",
+               .seat = recording_seat_,
+               .player = seats_[recording_seat_].player,
+               .value = recording_until_ - kVoiceUploadGraceMs});
+  }
 }
 
 absl::Status Table::StartNow(int s, int64_t now) {

@@ -302,6 +302,8 @@ class Table {
   void EmitAll(Event ev);
   void EmitTo(int s, Event ev);
   void FlushEngineEvents();
+  // A reconnecting seat's snapshot of the table's own state (the engine sends the round's).
+  void EmitTableView(int s);
   void EmitTransfer(Transfer t);
 
   TableOptions options_;
