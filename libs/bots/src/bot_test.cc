@@ -85,20 +85,42 @@ TEST(BotTest, CallsTheStrongestSuitOfTheFirstFive) {
     rules::Round rd = rules::Round::FromSeed(r, 0, SeedOf(n));
     rules::SeatView v = rd.View(1);
     ASSERT_EQ(v.hand.size(), 5);
-    std::array<int, 4> count{}, high{};
-    for (rules::Card c : v.hand) {
-      count[rules::SuitOf(c)]++;
-      high[rules::SuitOf(c)] += rules::RankOf(c);
+    // The strongest suit, computed here independently: a suit scores 10 points per card
+    // plus the card's rank (2 = 0 .. A = 12); on a tie, the first suit in C D H S order.
+    std::array<int, 4> points{};
+    for (rules::Card c : v.hand) points[rules::SuitOf(c)] += 10 + rules::RankOf(c);
+    int expected = 0;
+    for (int suit = 1; suit < 4; ++suit) {
+      if (points[suit] > points[expected]) expected = suit;
     }
     rules::Move m = ChooseMove(r, v);
     ASSERT_EQ(m.type, rules::MoveType::kCall);
-    for (int suit = 0; suit < 4; ++suit) {
-      // No suit has more cards, or as many and higher ones.
-      EXPECT_TRUE(count[suit] < count[m.value] ||
-                  (count[suit] == count[m.value] && high[suit] <= high[m.value]) ||
-                  10 * count[suit] + high[suit] <= 10 * count[m.value] + high[m.value]);
+    EXPECT_EQ(m.value, expected) << "seed " << n;
+  }
+}
+
+TEST(BotTest, CallsTwoHighCardsOverThreeLowOnes) {
+  // A fixed hand with an exact answer: AS KS (10+12 + 10+11 = 43) beat 2H 3H 4H (30+0+1+2 = 33).
+  rules::Rules r = rules::DefaultRules(GameType::kClassic);
+  for (uint64_t n = 0; n < 5000; ++n) {
+    rules::Round rd = rules::Round::FromSeed(r, 0, SeedOf(n));
+    rules::SeatView v = rd.View(1);
+    std::array<int, 4> count{}, ranks{};
+    for (rules::Card c : v.hand) {
+      count[rules::SuitOf(c)]++;
+      ranks[rules::SuitOf(c)] += rules::RankOf(c);
+    }
+    // Find a deal where a 2-card suit outscores a 3-card suit, and check the bot names it.
+    for (int two = 0; two < 4; ++two) {
+      for (int three = 0; three < 4; ++three) {
+        if (count[two] == 2 && count[three] == 3 && 20 + ranks[two] > 30 + ranks[three]) {
+          EXPECT_EQ(ChooseMove(r, v).value, two) << "seed " << n;
+          return;
+        }
+      }
     }
   }
+  FAIL() << "no deal with a strong 2-card suit over a weak 3-card suit";
 }
 
 TEST(BotTest, DoesNotOvertakeAWinningPartnerAndWinsCheaply) {

@@ -53,6 +53,12 @@ std::string EffectToJson(const Effect& f, int64_t at_ms) {
       break;
     case EffectType::kClose:
       break;
+    case EffectType::kRecordRound:
+      j["round_no"] = f.round.round_no;
+      j["seed"] = f.round.seed_hex;
+      j["result"] = f.round.result;
+      j["seed_only_to"] = f.round.seed_only_to;
+      break;
   }
   return j.dump();
 }

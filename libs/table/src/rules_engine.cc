@@ -215,16 +215,45 @@ std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
                  {},
                  absl::StrCat("tricks ", v.tricks_won[0], "-", v.tricks_won[1], " count ",
                               v.count[0], "-", v.count[1])});
+  // Finished tricks as this seat may see them ("??" for a face-down throw of someone else).
+  for (int i = 0; i < v.num_tricks; ++i) {
+    const rules::TrickRecord& t = v.tricks[i];
+    std::vector<std::string> cards;
+    for (rules::Card c : t.cards) cards.push_back(rules::CardName(c));
+    out.push_back(
+        {"trick_cards", t.winner, std::move(cards), absl::StrCat("leader ", int{t.leader})});
+  }
+  for (int i = 0; i < v.num_pickups; ++i) {
+    out.push_back({"pickup", v.pickups[i].seat, {}, absl::StrCat(int{v.pickups[i].count})});
+  }
+  for (int i = 0; i < v.num_payouts; ++i) {
+    out.push_back({"stack_payout", v.payouts[i].team, {}, absl::StrCat(int{v.payouts[i].points})});
+  }
+  out.push_back({"pile", -1, {}, absl::StrCat(v.pile)});
+  if (v.game == rules::GameType::kStack) {
+    out.push_back({"stack", v.marker, {}, absl::StrCat(v.stack)});
+  }
+  out.push_back({"hand_sizes",
+                 -1,
+                 {},
+                 absl::StrCat(v.hand_size[0], " ", v.hand_size[1], " ", v.hand_size[2], " ",
+                              v.hand_size[3])});
   for (int i = 0; i < v.current_size; ++i) {
     out.push_back(
         {"played", (v.current.leader + i) % 4, {rules::CardName(v.current.cards[i])}, ""});
   }
+  out.push_back({"to_act", v.turn, {}, ""});
   return out;
 }
 
 RoundOutcome RulesEngine::Outcome() const {
   const rules::RoundResult& r = round_->result();
   return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points};
+}
+
+int RulesEngine::SeedOnlyFor() const {
+  if (round_ && !round_->face_down_throws().empty()) return round_->caller();
+  return -1;
 }
 
 void RulesEngine::FinishRound() {
@@ -257,6 +286,10 @@ absl::Status RulesEngine::Restore(std::string_view bytes) {
   if (std::sscanf(std::string(bytes.substr(0, nl)).c_str(), "g1 %d %d %d %d %d %d", &score_[0],
                   &score_[1], &over, &next_caller_, &rounds_, &has_round) != 6) {
     return absl::InvalidArgumentError("bad engine header");
+  }
+  if (score_[0] < 0 || score_[1] < 0 || over < 0 || over > 1 || next_caller_ < 0 ||
+      next_caller_ > 3 || rounds_ < 0 || has_round < 0 || has_round > 1) {
+    return absl::InvalidArgumentError("engine header out of range");
   }
   over_ = over != 0;
   round_.reset();

@@ -12,7 +12,9 @@ namespace courtpiece::table {
 
 class ScriptedEngine final : public GameEngine {
  public:
-  ScriptedEngine(std::deque<RoundOutcome>* script, int target) : script_(script), target_(target) {}
+  ScriptedEngine(std::deque<RoundOutcome>* script, int target, const int* seed_only_for)
+      : script_(script), target_(target), seed_only_for_(seed_only_for) {}
+  int SeedOnlyFor() const override { return *seed_only_for_; }
   absl::Status StartRound(const Seed&) override {
     in_round_ = true;
     plays_ = 0;
@@ -69,6 +71,7 @@ class ScriptedEngine final : public GameEngine {
   const std::array<std::string, 4> hand_ = {"2C", "3C", "4C", "5C"};
   std::deque<RoundOutcome>* script_;
   int target_;
+  const int* seed_only_for_;
   bool in_round_ = false;
   int plays_ = 0;
   std::array<int, 2> scores_{0, 0};
@@ -79,8 +82,10 @@ class ScriptedFactory final : public EngineFactory {
  public:
   std::deque<RoundOutcome> script;
   int target = 3;
+  int seed_only_for = -1;  // what every engine's SeedOnlyFor() answers
   absl::StatusOr<std::unique_ptr<GameEngine>> NewGame(std::string_view, const Seed&) override {
-    return std::unique_ptr<GameEngine>(std::make_unique<ScriptedEngine>(&script, target));
+    return std::unique_ptr<GameEngine>(
+        std::make_unique<ScriptedEngine>(&script, target, &seed_only_for));
   }
   absl::Status Validate(std::string_view) override { return absl::OkStatus(); }
 };

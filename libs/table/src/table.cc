@@ -41,8 +41,8 @@ std::string_view TransferStepName(TransferStep step) {
   return kNames[static_cast<int>(step)];
 }
 std::string_view EffectTypeName(EffectType type) {
-  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit", "report",
-                                                "close"};
+  static constexpr std::string_view kNames[] = {"transfer", "record_game", "record_quit",
+                                                "report",   "close",       "record_round"};
   return kNames[static_cast<int>(type)];
 }
 
@@ -232,13 +232,23 @@ absl::Status Table::Handle(const Command& c, int64_t now_ms) {
       c.type != CommandType::kLeave && st.Away()) {
     return absl::FailedPreconditionError("reconnect first");
   }
-  if (st.bot_driving && c.type != CommandType::kDisconnect && c.type != CommandType::kLeave) {
-    // Any action of the player takes their seat back from the bot (RULES.md §4.7).
-    st.bot_driving = false;
-    st.timeouts_in_row = 0;
-    EmitAll({.type = "bot_released", .seat = s, .player = st.player});
+  // Validate and apply first: an error changes nothing (not even a bot-driven seat).
+  absl::Status status = Dispatch(s, c, now_ms);
+  if (!status.ok() || c.type == CommandType::kDisconnect || c.type == CommandType::kLeave) {
+    return status;
+  }
+  // Any accepted action of the player takes their seat back from the bot (RULES.md §4.7).
+  s = SeatOf(c.player);  // a swap may have moved them
+  if (s >= 0 && seats_[s].bot_driving) {
+    seats_[s].bot_driving = false;
+    seats_[s].timeouts_in_row = 0;
+    EmitAll({.type = "bot_released", .seat = s, .player = seats_[s].player});
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now_ms);
   }
+  return status;
+}
+
+absl::Status Table::Dispatch(int s, const Command& c, int64_t now_ms) {
   switch (c.type) {
     case CommandType::kJoin:
       break;

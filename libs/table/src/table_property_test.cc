@@ -30,6 +30,7 @@ class WatchedEngine final : public GameEngine {
   std::vector<EngineEvent> ViewOf(int seat) const override;
   bool RoundOver() const override { return inner_->RoundOver(); }
   RoundOutcome Outcome() const override { return inner_->Outcome(); }
+  int SeedOnlyFor() const override { return inner_->SeedOnlyFor(); }
   void FinishRound() override { inner_->FinishRound(); }
   bool GameOver() const override { return inner_->GameOver(); }
   std::array<int, 2> Scores() const override { return inner_->Scores(); }
@@ -111,6 +112,34 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
                  .game_options = kGames[pick(6)]};
   TableHarness h(o, "seed" + std::to_string(seed), &f, 10'000);
   RunResult res;
+  // Half the tables answer the wallet late: commands then arrive during kStaking and
+  // kCourtStake, and the reply comes at a random later step.
+  const bool late_wallet = chance(0.5);
+  h.auto_reply = !late_wallet;
+  // The wallet's judgement of the awaited transfer (as TableHarness::Pump judges it).
+  auto reply_pending = [&]() {
+    std::optional<std::string> key = h.table().AwaitedTransferKey();
+    if (!key) return;
+    TableHarness::Reply r;
+    if (!h.scripted_replies.empty()) {
+      r = h.scripted_replies.front();
+      h.scripted_replies.pop_front();
+    } else {
+      for (auto it = h.effects.rbegin(); it != h.effects.rend(); ++it) {
+        if (it->type != EffectType::kTransfer || it->transfer.key != *key) continue;
+        for (const TransferLeg& l : it->transfer.legs) {
+          if (l.amount_coins >= 0 || !l.account.starts_with("player:")) continue;
+          int64_t need = std::max(it->transfer.min_balance_coins, -l.amount_coins);
+          if (h.balances[l.account] < need) {
+            r.ok = false;
+            r.short_players.push_back(l.account.substr(7));
+          }
+        }
+        break;
+      }
+    }
+    (void)h.ReplyNow(r);
+  };
   size_t seen_events = 0, seen_effects = 0;
   std::map<int, int64_t> round_of_seat;  // seat -> table round its stream is in
   const std::vector<std::string> players = {"p0", "p1", "p2", "p3", "p4", "p5"};
@@ -181,6 +210,26 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
       res.failure = "count-in without a deadline";
       return false;
     }
+    if (ph == Phase::kWaiting || ph == Phase::kCountIn) {
+      // Outside a round nobody is away without a deadline (a Leave is freed at once).
+      for (int s = 0; s < 4; ++s) {
+        if (h.table().seat(s).Away() && h.table().seat(s).keep_until_ms == 0) {
+          res.failure = "away seat without a deadline outside a round";
+          return false;
+        }
+      }
+    }
+    // In every phase: a deadline, an awaited transfer, or a present person who can act.
+    bool someone = false;
+    for (int s = 0; s < 4; ++s) {
+      someone =
+          someone || (h.table().seat(s).kind == SeatKind::kPerson && !h.table().seat(s).Away());
+    }
+    if (ph != Phase::kClosed && !h.table().NextDeadline() && !h.table().AwaitedTransferKey() &&
+        !someone) {
+      res.failure = "stalled: no deadline, nothing awaited, nobody to act";
+      return false;
+    }
     return true;
   };
   for (int step = 0; step < steps && h.table().phase() != Phase::kClosed; ++step) {
@@ -192,7 +241,9 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
     const std::string& sitter = in.empty() ? anyone : in[pick(static_cast<int>(in.size()))];
     if (chance(0.05)) h.scripted_replies.push_back({false, {sitter}});
     int action = pick(20);
-    if (action == 0) {
+    if (late_wallet && h.table().AwaitedTransferKey() && chance(0.25)) {
+      reply_pending();
+    } else if (action == 0) {
       (void)h.Join(anyone, pick(4) == 0 ? 60 : 10'000);
     } else if (action == 1) {
       if (chance(0.3)) (void)h.Simple(CommandType::kLeave, sitter);
@@ -237,7 +288,15 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
     }
     if (!check()) return res;
   }
+  for (int i = 0; i < 100 && h.table().AwaitedTransferKey(); ++i) {
+    reply_pending();
+    h.Run(100'000);
+  }
   h.Run(4'000'000);  // let every timer run out
+  for (int i = 0; i < 100 && h.table().AwaitedTransferKey(); ++i) {
+    reply_pending();
+    h.Run(4'000'000);
+  }
   check();
   return res;
 }

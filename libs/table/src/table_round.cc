@@ -1,4 +1,5 @@
 // Rounds: stakes, play through the engine, turn timers, settlement, game end.
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +55,9 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
         int s = SeatOf(p);
         if (s >= 0) FreeSeat(s, "not_enough_coins", false);
       }
+      // Seats that went away while the stake was awaited are settled as at a round's end,
+      // so a Leave is freed and a lost connection gets its keep deadline (never stalled).
+      SettleAwaySeats(now_ms);
       Reschedule(now_ms);
       MaybeClose();
     }
@@ -101,7 +105,8 @@ void Table::StartRound(int64_t now) {
   TABLE_CHECK(st.ok());
   (void)st;
   phase_ = Phase::kPlaying;
-  game_people_ = PeopleSeated();
+  // Whether the game counts (stats, quits) uses the most people seated at any round start.
+  game_people_ = std::max(game_people_, PeopleSeated());
   for (SeatState& seat : seats_) seat.voice_used = false;
   if (vote_.active) {
     EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
@@ -161,6 +166,11 @@ void Table::EndRound(int64_t now) {
   turn_deadline_ = 0;
   turn_seat_ = -1;
   outcome_ = engine_->Outcome();
+  const int seed_only_to = engine_->SeedOnlyFor();
+  // §4.9 judges who is away when the round ENDS: a Leave or disconnect while the Court's
+  // second stake is awaited comes after the end and does not cost the share.
+  away_at_round_end_ = 0;
+  for (int s = 0; s < 4; ++s) away_at_round_end_ |= (seats_[s].Away() ? 1u : 0u) << s;
   engine_->FinishRound();
   outcome_game_over_ = engine_->GameOver();
   FlushEngineEvents();
@@ -169,8 +179,7 @@ void Table::EndRound(int64_t now) {
            .seat = outcome_.winning_team,
            .detail = absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]),
            .value = outcome_.points});
-  EmitAll(
-      {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+  PublishSeed(seed_only_to, absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]));
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     // A Court pays double: each losing seat stakes again first (§4.6).
     phase_ = Phase::kCourtStake;
@@ -190,6 +199,23 @@ void Table::EndRound(int64_t now) {
   Payout(now);
 }
 
+void Table::PublishSeed(int only_to, std::string result) {
+  Event ev{
+      .type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)};
+  if (only_to >= 0) {
+    EmitTo(only_to, ev);
+  } else {
+    EmitAll(ev);
+  }
+  Effect e;
+  e.type = EffectType::kRecordRound;
+  e.round = RoundRecord{.round_no = round_no_,
+                        .seed_hex = SeedHex(round_seed_),
+                        .result = std::move(result),
+                        .seed_only_to = only_to};
+  effects_.push_back(std::move(e));
+}
+
 void Table::Payout(int64_t now) {
   std::map<std::string, int64_t> credit;
   TransferStep step = TransferStep::kPayout;
@@ -202,7 +228,7 @@ void Table::Payout(int64_t now) {
     for (int s = outcome_.winning_team; s < 4; s += 2) {
       // A bot's share, or that of a player away at the round's end, goes to the house; not
       // when the round ends the game (§4.6, §4.10).
-      bool present = !seats_[s].Away() || outcome_game_over_;
+      bool present = !((away_at_round_end_ >> s) & 1u) || outcome_game_over_;
       credit[seats_[s].kind == SeatKind::kPerson && present ? SeatAccount(s) : "house"] += share;
     }
   }
@@ -225,17 +251,21 @@ void Table::AfterRound(bool game_over, int64_t now) {
     FinishGame(false, now);
     return;
   }
+  SettleAwaySeats(now);
+  Reschedule(now);
+  MaybeClose();
+}
+
+void Table::SettleAwaySeats(int64_t now) {
   for (int s = 0; s < 4; ++s) {
     SeatState& st = seats_[s];
     if (st.kind != SeatKind::kPerson) continue;
     if (st.left) {
       FreeSeat(s, "left", GameCounts());  // pressed Leave and still away: a quit (§4.9)
-    } else if (!st.connected) {
+    } else if (!st.connected && st.keep_until_ms == 0) {
       st.keep_until_ms = now + kKeepSeatInGameMs;
     }
   }
-  Reschedule(now);
-  MaybeClose();
 }
 
 void Table::FinishGame(bool ended_early, int64_t now) {
@@ -296,8 +326,7 @@ void Table::MaybeFinishEarly(int64_t now) {
     turn_deadline_ = 0;
     turn_seat_ = -1;
     EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
-    EmitAll(
-        {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
+    PublishSeed(engine_->SeedOnlyFor(), "abandoned");
   }
   count_in_until_ = 0;
   phase_ = Phase::kWaiting;

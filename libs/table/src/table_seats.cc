@@ -64,14 +64,16 @@ absl::Status Table::Leave(int s, int64_t now) {
   SeatState& st = seats_[s];
   if (InRound()) {
     // The bot plays the rest of the round; the seat is settled when it ends (§4.8–4.10).
+    if (recording_seat_ == s) ReleaseVoiceLock(now, "left");
     st.left = true;
     st.connected = false;
     EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "left"});
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
-  // Outside a round (waiting, count-in) leaving costs nothing (§4.5).
-  FreeSeat(s, "left", false);
+  // Outside a round (waiting, count-in) leaving costs no coins (§4.5). In a running game that
+  // counts it abandons the game, as an expired disconnect does: a quit (§4.9, docs/table.md).
+  FreeSeat(s, "left", game_active_ && GameCounts());
   Reschedule(now);
   MaybeClose();
   return absl::OkStatus();
@@ -82,12 +84,12 @@ absl::Status Table::Disconnect(int s, int64_t now) {
   if (!st.connected) return absl::OkStatus();
   st.connected = false;
   EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "disconnected"});
+  if (recording_seat_ == s) ReleaseVoiceLock(now, "disconnected");
   if (InRound()) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
   st.keep_until_ms = now + (game_active_ ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
-  if (recording_seat_ == s) ReleaseVoiceLock(now, "disconnected");
   Reschedule(now);
   return absl::OkStatus();
 }
@@ -116,9 +118,48 @@ absl::Status Table::Reconnect(int s, int64_t now) {
                  .detail = std::move(e.detail)});
     }
   }
+  EmitTableView(s);
   if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
   Reschedule(now);
   return absl::OkStatus();
+}
+
+void Table::EmitTableView(int s) {
+  static constexpr std::string_view kPhases[] = {"waiting", "count_in",    "staking",
+                                                 "playing", "court_stake", "closed"};
+  EmitTo(s, {.type = "table_phase",
+             .detail = std::string(kPhases[static_cast<int>(phase_)]),
+             .value = static_cast<int64_t>(round_no_)});
+  if (!host_.empty()) EmitTo(s, {.type = "host", .seat = SeatOf(host_), .player = host_});
+  for (int o = 0; o < 4; ++o) {
+    const SeatState& st = seats_[o];
+    if (st.kind != SeatKind::kPerson) continue;
+    std::string_view state = st.left ? "left" : !st.connected ? "disconnected" : "present";
+    if (st.bot_driving) state = "bot_driving";
+    EmitTo(s, {.type = "presence",
+               .seat = o,
+               .player = st.player,
+               .detail = std::string(state),
+               .value = st.keep_until_ms});
+  }
+  if (phase_ == Phase::kPlaying && turn_seat_ >= 0) {
+    EmitTo(s, {.type = "turn", .seat = turn_seat_, .value = turn_deadline_});
+  }
+  if (count_in_until_ != 0) EmitTo(s, {.type = "count_in", .value = count_in_until_});
+  if (auto_start_at_ != 0) EmitTo(s, {.type = "auto_start", .value = auto_start_at_});
+  if (vote_.active) {
+    EmitTo(s, {.type = "vote",
+               .seat = vote_.seat,
+               .player = vote_.asker,
+               .detail = vote_.swap ? "swap" : "bot",
+               .value = vote_.deadline_ms});
+  }
+  if (recording_seat_ >= 0) {
+    EmitTo(s, {.type = "voice_recording",
+               .seat = recording_seat_,
+               .player = seats_[recording_seat_].player,
+               .value = recording_until_ - kVoiceUploadGraceMs});
+  }
 }
 
 absl::Status Table::StartNow(int s, int64_t now) {
@@ -162,10 +203,17 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
     EmitAll({.type = "voice_idle", .seat = s});
   }
   st = SeatState{};
-  if (quit) effects_.push_back({.type = EffectType::kRecordQuit, .player = player});
+  if (quit) {
+    Effect e;  // not a designated initializer: GCC 12 -O3 warns (maybe-uninitialized)
+    e.type = EffectType::kRecordQuit;
+    e.player = player;
+    effects_.push_back(std::move(e));
+  }
   if (vote_.active) {
     std::erase(vote_.pending, player);
-    if (vote_.swap && (player == vote_.asker || s == vote_.seat || s == 2)) {
+    int asker_seat = SeatOf(vote_.asker);
+    bool partner_seat = asker_seat >= 0 && s == (asker_seat + 2) % 4;  // the host's partner
+    if (vote_.swap && (player == vote_.asker || s == vote_.seat || partner_seat)) {
       vote_.active = false;
       EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
     }
@@ -234,6 +282,11 @@ void Table::StartGame(int64_t now) {
   game_people_ = PeopleSeated();
   for (SeatState& st : seats_) st.end_early = false;
   EmitAll({.type = "game_started", .value = static_cast<int64_t>(game_no_)});
+  if (vote_.active && vote_.swap) {
+    // The swap is for before a game or between games only.
+    EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
+    vote_ = Vote{};
+  }
   Reschedule(now);
 }
 

@@ -20,6 +20,55 @@ std::vector<TransferLeg> LegsFrom(const google::protobuf::RepeatedPtrField<pb::T
   for (const pb::TransferLeg& l : in) out.push_back({l.account(), l.amount_coins()});
   return out;
 }
+bool SeatOk(int s, bool allow_none) { return (allow_none && s == -1) || (s >= 0 && s <= 3); }
+
+// Range and consistency checks of everything Restore casts or relies on.
+absl::Status Validate(const pb::TableState& s) {
+  auto bad = [](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("snapshot: bad ", std::string(what)));
+  };
+  const pb::TableOptions& o = s.options();
+  if (o.table_id().empty() || o.bet_coins() < 25 || o.bet_coins() > 1000 ||
+      o.turn_time_ms() < 5000 || o.turn_time_ms() > 30000) {
+    return bad("options");
+  }
+  if (s.phase() < 0 || s.phase() > static_cast<int>(Phase::kClosed)) return bad("phase");
+  const auto phase = static_cast<Phase>(s.phase());
+  for (const pb::SeatState& p : s.seats()) {
+    if (p.kind() < 0 || p.kind() > static_cast<int>(SeatKind::kBot)) return bad("seat kind");
+    if (p.kind() != static_cast<int>(SeatKind::kEmpty) && p.player().empty()) {
+      return bad("seat player");
+    }
+    if (p.timeouts_in_row() < 0 || p.keep_until_ms() < 0) return bad("seat timers");
+  }
+  if (s.game_people() < 0 || s.game_people() > 4) return bad("game_people");
+  if (!SeatOk(s.turn_seat(), true)) return bad("turn_seat");
+  if (!SeatOk(s.recording_seat(), true)) return bad("recording_seat");
+  if (s.vote().active() && !SeatOk(s.vote().seat(), false)) return bad("vote seat");
+  for (const pb::VoiceNote& n : s.notes()) {
+    if (!SeatOk(n.author_seat(), false)) return bad("note author_seat");
+  }
+  if (s.outcome().winning_team() < -1 || s.outcome().winning_team() > 1) return bad("outcome");
+  if (s.pot_coins() < 0 || s.auto_start_at_ms() < 0 || s.count_in_until_ms() < 0 ||
+      s.turn_deadline_ms() < 0 || s.recording_until_ms() < 0 || s.vote().deadline_ms() < 0) {
+    return bad("coins or times");
+  }
+  const bool awaiting = phase == Phase::kStaking || phase == Phase::kCourtStake;
+  if (s.has_awaited() != awaiting) return bad("awaited transfer for the phase");
+  if (s.has_awaited()) {
+    int step = s.awaited().step();
+    int want = static_cast<int>(phase == Phase::kStaking ? TransferStep::kStake
+                                                         : TransferStep::kCourtStake);
+    if (step != want || s.awaited().key().empty()) return bad("awaited step");
+  }
+  if (s.game_active() != s.has_engine()) return bad("engine for the game");
+  const bool in_game = phase == Phase::kCountIn || awaiting || phase == Phase::kPlaying;
+  if (in_game && !s.game_active()) return bad("phase without a game");
+  if (s.turn_deadline_ms() != 0 && phase != Phase::kPlaying) return bad("turn deadline");
+  if (s.count_in_until_ms() != 0 && phase != Phase::kCountIn) return bad("count-in deadline");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string Table::Snapshot() const {
@@ -70,6 +119,7 @@ std::string Table::Snapshot() const {
   s.mutable_outcome()->set_kind(outcome_.kind);
   s.mutable_outcome()->set_points(outcome_.points);
   s.set_outcome_game_over(outcome_game_over_);
+  s.set_away_at_round_end(away_at_round_end_);
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -103,6 +153,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
       s.format_version() != 1 || s.seats_size() != 4 || s.round_seed().size() != 32) {
     return absl::InvalidArgumentError("not a table snapshot (format 1)");
   }
+  if (absl::Status st = Validate(s); !st.ok()) return st;
   TableOptions o{.table_id = s.options().table_id(),
                  .host_player = s.options().host_player(),
                  .bet_coins = s.options().bet_coins(),
@@ -147,6 +198,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   }
   t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
   t->outcome_game_over_ = s.outcome_game_over();
+  t->away_at_round_end_ = s.away_at_round_end() & 15u;
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),
@@ -167,9 +219,20 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   if (s.has_engine()) {
     Seed none{};
     absl::StatusOr<std::unique_ptr<GameEngine>> e = engines->NewGame(o.game_options, none);
-    if (!e.ok()) return e.status();
-    if (absl::Status st = (*e)->Restore(s.engine()); !st.ok()) return st;
+    if (!e.ok()) return absl::InvalidArgumentError(e.status().message());
+    if (absl::Status st = (*e)->Restore(s.engine()); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("engine: ", st.message()));
+    }
     t->engine_ = std::move(*e);
+  }
+  if (t->phase_ == Phase::kPlaying) {
+    // A round in play must wait on a seat: the turn timer and DriveTurns rely on it.
+    int to_act = t->engine_->ToAct();
+    if (!t->engine_->InRound() || t->engine_->RoundOver() || to_act < 0 || to_act > 3) {
+      return absl::InvalidArgumentError("snapshot: phase playing without a round in play");
+    }
+  } else if (t->engine_ && t->engine_->InRound()) {
+    return absl::InvalidArgumentError("snapshot: a round in play outside phase playing");
   }
   return t;
 }

@@ -35,7 +35,10 @@ absl::Status Table::AskBot(int s, int target, int64_t now) {
 absl::Status Table::SwapPartner(int s, int target, int64_t now) {
   if (seats_[s].player != host_) return absl::PermissionDeniedError("only the host swaps");
   if (vote_.active) return absl::FailedPreconditionError("a vote is already running");
-  if (InRound()) return absl::FailedPreconditionError("swap partners between rounds");
+  if (game_active_) {
+    // Swapping mid-game would move a player across teams while the scores stay.
+    return absl::FailedPreconditionError("swap partners before a game or between games");
+  }
   if (target != (s + 1) % 4 && target != (s + 3) % 4) {
     return absl::InvalidArgumentError("swap with an opponent's seat");
   }
@@ -89,7 +92,7 @@ void Table::ResolveVote(bool passed, int64_t now) {
     }
   } else {
     int hs = SeatOf(v.asker);
-    if (hs >= 0 && v.asker == host_) {
+    if (hs >= 0 && v.asker == host_ && !game_active_) {
       int partner = (hs + 2) % 4;
       std::swap(seats_[partner], seats_[v.seat]);
       EmitAll(

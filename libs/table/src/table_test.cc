@@ -122,14 +122,14 @@ TEST_F(Scenario, StartNowSeatsBotsAndTheHousePaysTheirStakes) {
   EXPECT_EQ(h.Simple(CommandType::kStartNow, "a").code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(Scenario, LeavingDuringTheCountInIsFree) {
+TEST_F(Scenario, LeavingDuringTheCountInCostsNoCoinsButIsAQuit) {
   FourPeopleFirstRound();
   h.PlayPeople();  // round 1 ends; the count-in of round 2 runs
   ASSERT_EQ(h.table().phase(), Phase::kCountIn);
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
   EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
   EXPECT_EQ(h.table().phase(), Phase::kWaiting);
-  EXPECT_THAT(h.Quits(), IsEmpty());
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
   h.Run(60'000);
   EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);  // round 2 never staked
 }

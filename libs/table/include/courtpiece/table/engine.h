@@ -67,6 +67,11 @@ class GameEngine {
   virtual std::vector<EngineEvent> ViewOf(int seat) const = 0;
   virtual bool RoundOver() const = 0;
   virtual RoundOutcome Outcome() const = 0;  // precondition: RoundOver()
+  // The only seat that may learn the finished round's seed, or -1 for every seat. With the
+  // seed anyone can rebuild every hand, so in a hidden round in which the caller threw a card
+  // face down (nobody else ever sees it, RULES.md §2.3 D) only the caller may have it.
+  // Precondition: a round in play or just over (before FinishRound()).
+  virtual int SeedOnlyFor() const { return -1; }
   // Closes the finished round: scores it, picks the next caller. Precondition: RoundOver().
   virtual void FinishRound() = 0;
   virtual bool GameOver() const = 0;

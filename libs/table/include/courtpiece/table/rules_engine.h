@@ -31,6 +31,7 @@ class RulesEngine final : public GameEngine {
   std::vector<EngineEvent> ViewOf(int seat) const override;
   bool RoundOver() const override { return round_ && round_->over(); }
   RoundOutcome Outcome() const override;
+  int SeedOnlyFor() const override;
   void FinishRound() override;
   bool GameOver() const override { return over_; }
   std::array<int, 2> Scores() const override { return score_; }

@@ -142,7 +142,20 @@ struct GameRecord {
   std::vector<PlayerResult> players;  // people only
 };
 
-enum class EffectType : uint8_t { kTransfer = 0, kRecordGame, kRecordQuit, kReport, kClose };
+enum class EffectType : uint8_t {
+  kTransfer = 0,
+  kRecordGame,
+  kRecordQuit,
+  kReport,
+  kClose,
+  kRecordRound,  // a round ended or was abandoned: its seed, always, for dispute audit
+};
+struct RoundRecord {
+  uint64_t round_no = 0;
+  std::string seed_hex;   // the round seed (hex); streams may not all have it (docs/table.md)
+  std::string result;     // "<kind> <score0>-<score1>", or "abandoned"
+  int seed_only_to = -1;  // the only seat sent the seed, -1 = every seat
+};
 std::string_view EffectTypeName(EffectType type);
 struct Effect {
   EffectType type = EffectType::kTransfer;
@@ -150,6 +163,7 @@ struct Effect {
   GameRecord game;              // kRecordGame
   std::string player;           // kRecordQuit: who quit; kReport: the reporter
   std::string note_id, author;  // kReport
+  RoundRecord round;            // kRecordRound
 };
 
 enum class SeatKind : uint8_t { kEmpty = 0, kPerson = 1, kBot = 2 };
@@ -233,6 +247,7 @@ class Table {
   friend struct State;
 
   // Commands.
+  absl::Status Dispatch(int s, const Command& c, int64_t now);
   absl::Status Join(const Command& c, int64_t now);
   absl::Status Leave(int s, int64_t now);
   absl::Status Disconnect(int s, int64_t now);
@@ -260,6 +275,9 @@ class Table {
   void EndRound(int64_t now);
   void Payout(int64_t now);
   void AfterRound(bool game_over, int64_t now);
+  // Seats away outside a round in a running game: left → freed (a quit when the game
+  // counts); disconnected → kept kKeepSeatInGameMs.
+  void SettleAwaySeats(int64_t now);
   void FinishGame(bool ended_early, int64_t now);
   void ResolveVote(bool passed, int64_t now);
   void ExpireKeptSeat(int s, int64_t now);
@@ -267,6 +285,9 @@ class Table {
   void MaybeClose();
   void MaybeFinishEarly(int64_t now);
   void ReleaseVoiceLock(int64_t now, std::string_view why);
+  // Publishes the round seed to every seat but, when `only_to` >= 0, to that seat alone;
+  // always records it in a kRecordRound effect.
+  void PublishSeed(int only_to, std::string result);
 
   // Helpers.
   int SeatOf(std::string_view player) const;
@@ -281,6 +302,8 @@ class Table {
   void EmitAll(Event ev);
   void EmitTo(int s, Event ev);
   void FlushEngineEvents();
+  // A reconnecting seat's snapshot of the table's own state (the engine sends the round's).
+  void EmitTableView(int s);
   void EmitTransfer(Transfer t);
 
   TableOptions options_;
@@ -306,6 +329,7 @@ class Table {
   Transfer awaited_;  // the awaited transfer (re-emitted with a new attempt when refused)
   RoundOutcome outcome_;
   bool outcome_game_over_ = false;
+  uint32_t away_at_round_end_ = 0;  // bit s: seat s's person was away when the round ended
   Vote vote_;
   int recording_seat_ = -1;
   int64_t recording_until_ = 0;
