@@ -13,7 +13,10 @@ elseif(NOT COURTPIECE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "COURTPIECE_SANITIZE must be '', 'address' or 'thread', not '${COURTPIECE_SANITIZE}'")
 endif()
 
-# Warnings are errors in our own code (never applied to generated code).
+# Warnings are errors in our own code (never applied to generated code). GCC 12 at -O3
+# reports false positives for restrict and maybe-uninitialized (seen in the table bench and
+# seats): they stay warnings, not errors, so Release builds of the benchmarks work.
 function(courtpiece_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Werror)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Werror
+    -Wno-error=restrict -Wno-error=maybe-uninitialized)
 endfunction()

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "courtpiece/common/test_scale.h"
 #include "courtpiece/rules/game.h"
 
 namespace courtpiece::bots {
@@ -48,7 +49,7 @@ class BotVsRandom : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BotVsRandom, BotsWinFarMoreOften) {
   const Case& c = GetParam();
-  const int kGames = 10'000;
+  const int kGames = ScaledIterations(10'000);
   int wins = 0, losses = 0;
   int64_t moves = 0;
   for (int i = 0; i < kGames; ++i) {

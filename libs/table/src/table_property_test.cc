@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "courtpiece/common/test_scale.h"
 #include "courtpiece/table/json.h"
 #include "courtpiece/table/rules_engine.h"
 #include "courtpiece/table/testing.h"
@@ -303,18 +304,20 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
 
 TEST(TableProperties, RandomTablesConserveCoinsLeakNothingAndNeverStall) {
   int rounds = 0;
-  for (uint64_t seed = 1; seed <= 2000; ++seed) {
+  const int tables = ScaledIterations(2000);
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(tables); ++seed) {
     RunResult r = RunTable(seed, 0, 250);
     ASSERT_EQ(r.failure, "") << "table seed " << seed;
     for (const std::string& line : r.out)
       rounds += line.find("\"round_started\"") != std::string::npos;
   }
-  std::printf("[properties] 2000 tables, %d round_started events\n", rounds);
-  EXPECT_GT(rounds, 2000);
+  std::printf("[properties] %d tables, %d round_started events\n", tables, rounds);
+  EXPECT_GT(rounds, tables);
 }
 
 TEST(TableProperties, SnapshotRestoreAtRandomPointsChangesNothing) {
-  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+  const int tables = ScaledIterations(1000);
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(tables); ++seed) {
     RunResult plain = RunTable(seed, 0, 200);
     RunResult restored = RunTable(seed, 0.1, 200);
     ASSERT_EQ(plain.failure, "");
