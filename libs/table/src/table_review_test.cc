@@ -14,33 +14,17 @@
 #include "courtpiece/table/v1/table_state.pb.h"
 #include "google/protobuf/stubs/logging.h"
 #include "scripted_engine_for_test.h"
+#include "table_test_helpers.h"
 
 namespace courtpiece::table {
 namespace {
 
+using test::Legs;
+using test::LegsOf;
+using test::Opts;
+using test::Transfers;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using Legs = std::map<std::string, int64_t>;
-
-TableOptions Opts() {
-  return {.table_id = "t1",
-          .host_player = "host",
-          .bet_coins = 100,
-          .turn_time_ms = 10'000,
-          .game_options = ""};
-}
-Legs LegsOf(const Transfer& t) {
-  Legs m;
-  for (const TransferLeg& l : t.legs) m[l.account] += l.amount_coins;
-  return m;
-}
-std::vector<Transfer> Transfers(const TableHarness& h, TransferStep step) {
-  std::vector<Transfer> out;
-  for (const Effect& f : h.effects) {
-    if (f.type == EffectType::kTransfer && f.transfer.step == step) out.push_back(f.transfer);
-  }
-  return out;
-}
 std::vector<Event> To(const TableHarness& h, std::string_view type, int to) {
   std::vector<Event> out;
   for (const Event& e : h.events) {
