@@ -6,6 +6,7 @@
 #include <map>
 
 #include "courtpiece/bots/bot.h"
+#include "courtpiece/common/splitmix64.h"
 #include "courtpiece/rules/deal.h"
 #include "replay.h"
 
@@ -59,17 +60,7 @@ std::optional<rules::Seed> SeedFlag(const std::string& hex) {
   return rules::ParseSeed(std::string(64 - hex.size(), '0') + hex);
 }
 
-// splitmix64: the random policy's generator (not the rules' randomness).
-struct PolicyRng {
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  int Below(int n) { return static_cast<int>(((Next() >> 32) * uint64_t(n)) >> 32); }
-};
+using PolicyRng = ::courtpiece::SplitMix64;
 
 // Uniform over the legal moves (the allocation-free fast path of the engine).
 Move RandomMove(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
@@ -228,7 +219,7 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     const int dealer = static_cast<int>(i % 4);
     Round round = Round::FromSeed(*r, dealer, rs);
     PolicyRng rng{0};
-    for (int k = 0; k < 8; ++k) rng.s = (rng.s << 8) | rs[k];
+    for (int k = 0; k < 8; ++k) rng.state = (rng.state << 8) | rs[k];
     rules::MoveList legal;
     moves.clear();
     while (!round.over()) {

@@ -8,21 +8,13 @@
 #include <numeric>
 #include <vector>
 
+#include "courtpiece/common/splitmix64.h"
 #include "courtpiece/rules/round.h"
 
 namespace courtpiece::rules {
 namespace {
 
-struct Rng {
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  int Below(int n) { return static_cast<int>(((Next() >> 32) * uint64_t(n)) >> 32); }
-};
+using Rng = ::courtpiece::SplitMix64;
 
 std::vector<Round::Hands> Deals(int n) {
   Rng rng{42};

@@ -1,6 +1,7 @@
 // Property tests over random rounds of every game type (100,000 each).
 #include <vector>
 
+#include "courtpiece/common/splitmix64.h"
 #include "courtpiece/common/test_scale.h"
 #include "courtpiece/rules/deal.h"
 #include "courtpiece/rules/round.h"
@@ -13,16 +14,7 @@ namespace {
 // tests/run.sh runs a tenth of them, see test_scale.h).
 constexpr int kRoundsPerGame = 100000;
 
-struct Rng {
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  int Below(int n) { return static_cast<int>(Next() % uint64_t(n)); }
-};
+using Rng = ::courtpiece::SplitMix64;
 
 Seed SeedOf(uint64_t n, uint64_t salt) {
   Seed s{};
