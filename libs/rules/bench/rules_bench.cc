@@ -2,9 +2,6 @@
 // resolution. Run a Release build: build-rel/bin/courtpiece-rules-bench
 #include <benchmark/benchmark.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 #include <numeric>
 #include <vector>
 
@@ -30,31 +27,6 @@ std::vector<Round::Hands> Deals(int n) {
   return out;
 }
 
-// Uniform over the legal moves, through the allocation-free fast path.
-void Playout(Round& r, Rng& rng) {
-  MoveList legal;
-  const bool hidden = r.rules().game == GameType::kHidden;
-  while (!r.over()) {
-    if (r.phase() == Phase::kCall) {
-      r.LegalMoves(&legal);
-      r.ApplyChecked(legal[rng.Below(legal.size)]);
-      continue;
-    }
-    const CardSet playable = r.PlayableCards();
-    const int n = playable.size();
-    const bool ask = hidden && r.CanAsk();
-    const bool show = hidden && r.CanShow();
-    const int k = rng.Below(n + ask + show);
-    if (k < n) {
-      r.ApplyChecked(Move::Play(r.turn(), playable.Nth(k)));
-    } else if (ask) {
-      r.ApplyChecked(Move::Ask(r.turn()));
-    } else {
-      r.ApplyChecked(Move::Show(r.turn()));
-    }
-  }
-}
-
 void BM_RandomPlayoutMoveList(benchmark::State& state) {
   const Rules rules = DefaultRules(static_cast<GameType>(state.range(0)));
   const auto deals = Deals(4096);
@@ -75,46 +47,13 @@ void BM_RandomPlayoutMoveList(benchmark::State& state) {
 }
 BENCHMARK(BM_RandomPlayoutMoveList)->Arg(1);
 
-#if defined(__x86_64__)
-// Playout() with POPCNT/BMI2 (the k-th playable card by pdep; the same card as Nth(k)),
-// chosen at run time when the CPU has them (the portable build cannot assume them).
-[[gnu::target("popcnt,bmi2")]] void PlayoutBmi2(Round& r, Rng& rng) {
-  MoveList legal;
-  const bool hidden = r.rules().game == GameType::kHidden;
-  while (!r.over()) {
-    if (r.phase() == Phase::kCall) {
-      r.LegalMoves(&legal);
-      r.ApplyChecked(legal[rng.Below(legal.size)]);
-      continue;
-    }
-    const uint64_t playable = r.PlayableCards().bits();
-    const int n = __builtin_popcountll(playable);
-    const bool ask = hidden && r.CanAsk();
-    const bool show = hidden && r.CanShow();
-    const int k = rng.Below(n + ask + show);
-    if (k < n) {
-      r.ApplyChecked(
-          Move::Play(r.turn(), static_cast<Card>(__builtin_ctzll(_pdep_u64(1ULL << k, playable)))));
-    } else if (ask) {
-      r.ApplyChecked(Move::Ask(r.turn()));
-    } else {
-      r.ApplyChecked(Move::Show(r.turn()));
-    }
-  }
-}
-const bool kBmi2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2");
-#else
-void PlayoutBmi2(Round& r, Rng& rng) { Playout(r, rng); }
-const bool kBmi2 = false;
-#endif
-
 // One whole random round from given hands: not inlined, so that
 // `valgrind --tool=callgrind --toggle-collect='*PlayRandomRound*'` counts its instructions
 // per call exactly (docs/rules-engine.md, Performance).
 [[gnu::noinline]] RoundResult PlayRandomRound(const Rules& rules, int dealer,
                                               const Round::Hands& hands, Rng& rng) {
   Round r = *Round::FromHands(rules, dealer, hands);
-  kBmi2 ? PlayoutBmi2(r, rng) : Playout(r, rng);
+  r.PlayOutRandom(rng);
   return r.result();
 }
 
@@ -135,7 +74,7 @@ BENCHMARK(BM_RandomPlayout)->DenseRange(0, 4);
 [[gnu::noinline]] RoundResult PlaySeededRound(const Rules& rules, int dealer, const Seed& seed,
                                               Rng& rng) {
   Round r = Round::FromSeed(rules, dealer, seed);
-  kBmi2 ? PlayoutBmi2(r, rng) : Playout(r, rng);
+  r.PlayOutRandom(rng);
   return r.result();
 }
 

@@ -2,7 +2,9 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <numeric>
 
 #include "absl/strings/string_view.h"
@@ -49,6 +51,14 @@ std::array<CardSet, 4> Masks(const std::array<Card, 52>& deck, int caller) {
   }
   return m;
 }
+
+// Who, counted from the caller, receives deck[20 + i]: the second packets (4 each) are
+// deck[20..35], the third deck[36..51] (Assign).
+constexpr std::array<uint8_t, 32> kRestOwner = [] {
+  std::array<uint8_t, 32> owner{};
+  for (int i = 0; i < 32; ++i) owner[i] = static_cast<uint8_t>((i % 16) / 4);
+  return owner;
+}();
 
 constexpr unsigned char kZeros[256] = {};  // xor input: the keystream itself
 
@@ -151,8 +161,9 @@ std::array<uint8_t, 32> Commitment(const Seed& seed) {
 
 // The stream is read 256 bytes (four ChaCha20 blocks, block counter = offset / 64) at a
 // time: libsodium's SIMD code makes four blocks per call barely dearer than one (measured:
-// 64-byte reads run fewer instructions but more cycles). A stream resumed at an offset (the
-// second deal phase, only when a reshuffle is needed) regenerates the chunk it resumes in.
+// 64-byte reads run fewer instructions but more cycles). A stream opened at an offset
+// regenerates the chunk it starts in; the second deal phase instead resumes the copy kept
+// in Shuffle, buffer and all.
 constexpr int kBlock = 256;
 
 SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_(offset) {
@@ -177,6 +188,47 @@ uint8_t SeedStream::NextByte() {
     Refill();
   ++offset_;
   return buf_[pos_++];
+}
+
+void SeedStream::Read(uint8_t* out, size_t n) {
+  while (n > 0) {
+    if (pos_ >= kBlock) Refill();
+    const size_t k = std::min(n, static_cast<size_t>(kBlock - pos_));
+    std::memcpy(out, buf_.data() + pos_, k);
+    pos_ += static_cast<int>(k);
+    offset_ += k;
+    out += k;
+    n -= k;
+  }
+}
+
+// The position is kept in a local: the card stores (uint8_t) may alias the stream's own
+// fields, which would otherwise be reloaded on every draw. The bytes read are exactly
+// those of Uniform(i + 1) called in turn.
+template <class OnFinal>
+void SeedStream::ShuffleCards(Card* cards, int n, OnFinal on_final) {
+  assert(n >= 1 && n <= kNumCards);
+  uint64_t base = offset_ - static_cast<uint64_t>(pos_);  // stream offset of buf_[0]
+  int pos = pos_;
+  for (int i = n - 1; i >= 1; --i) {
+    const int m = i + 1;
+    const int limit = kUniform.limit[m];
+    int b;
+    do {
+      if (pos >= kBlock) [[unlikely]] {
+        offset_ = base + kBlock;
+        Refill();
+        base = offset_;
+        pos = 0;
+      }
+      b = buf_[pos++];
+    } while (b >= limit);
+    std::swap(cards[i], cards[FastMod(b, m)]);
+    on_final(i, cards[i]);
+  }
+  on_final(0, cards[0]);
+  pos_ = pos;
+  offset_ = base + static_cast<uint64_t>(pos);
 }
 
 int SeedStream::Uniform(int n) {
@@ -221,29 +273,41 @@ Shuffle ShuffleFromSeed(const Seed& seed, bool fairness) {
   const int draw = stream.Uniform(7);
   sh.check_applies = fairness && draw < 5;
   std::iota(sh.deck.begin(), sh.deck.end(), Card{0});
-  for (int i = 51; i >= 1; --i) std::swap(sh.deck[i], sh.deck[stream.Uniform(i + 1)]);
-  sh.stream_offset = stream.offset();
+  stream.ShuffleCards(sh.deck.data(), kNumCards, [](int, Card) {});
+  sh.rest = stream;
   return sh;
 }
 
-Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int trump) {
+Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump) {
   Deal d;
   d.check_applies = shuffle.check_applies;
   std::array<Card, 52> deck = shuffle.deck;
   if (d.check_applies && !FirstPacketsOneSided(deck, caller, trump) &&
       IsOneSided(Masks(deck, caller), trump)) {
-    SeedStream stream(seed, shuffle.stream_offset);  // only read when reshuffling
+    // Hands indexed from the caller (k = 0..3): IsOneSided treats seats k and k + 2 as a
+    // team, as the seats (caller + k) % 4 and (caller + k + 2) % 4 are.
+    std::array<uint64_t, 4> first{};
+    for (int k = 0; k < 4; ++k) {
+      for (int i = 0; i < 5; ++i) first[k] |= uint64_t{1} << deck[5 * k + i];
+    }
+    SeedStream stream = shuffle.rest;
+    std::array<CardSet, 4> hands;
     do {
-      for (int i = 31; i >= 1; --i) std::swap(deck[20 + i], deck[20 + stream.Uniform(i + 1)]);
+      // Fisher-Yates over deck[20..51]; position 20 + i is final once i is passed, so the
+      // hands are built on the way instead of in a second pass.
+      std::array<uint64_t, 4> h = first;
+      stream.ShuffleCards(deck.data() + 20, 32,
+                          [&h](int i, Card c) { h[kRestOwner[i]] |= uint64_t{1} << c; });
+      for (int k = 0; k < 4; ++k) hands[k] = CardSet(h[k]);
       ++d.reshuffles;
-    } while (d.reshuffles < kMaxReshuffles && IsOneSided(Masks(deck, caller), trump));
+    } while (d.reshuffles < kMaxReshuffles && IsOneSided(hands, trump));
   }
   Assign(deck, caller, &d);
   return d;
 }
 
 Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness) {
-  return DealFromShuffle(seed, ShuffleFromSeed(seed, fairness), caller, trump);
+  return DealFromShuffle(ShuffleFromSeed(seed, fairness), caller, trump);
 }
 
 }  // namespace courtpiece::rules

@@ -205,6 +205,9 @@ void RunProperty(GameType g, uint64_t salt) {
     std::string snapshot;
     size_t snapshot_moves = 0;
     moves.clear();
+    // PlayOutRandom (both paths) from here with the same generator: the same moves.
+    Round fast = r, portable = r;
+    Rng fast_rng = rng, portable_rng = rng;
     MoveList legal;
     while (!r.over()) {
       if (deep) CheckAgreement(r, candidates);
@@ -219,11 +222,22 @@ void RunProperty(GameType g, uint64_t salt) {
       ASSERT_EQ(r.Check(m), ErrorCode::kOk);
       r.ApplyChecked(m);
       moves.push_back(m);
-      ASSERT_LE(moves.size(), 80u);
+      ASSERT_LE(moves.size(), size_t{Round::kMaxMoves});
     }
     if (views) CheckViews(r);
     ASSERT_NO_FATAL_FAILURE(CheckEndState(r));
-    if (views && rules.HasCall()) {  // the same deal given whole: same call-phase views
+    std::array<Move, Round::kMaxMoves> fast_moves, portable_moves;
+    ASSERT_EQ(fast.PlayOutRandom(fast_rng, fast_moves.data()), static_cast<int>(moves.size()));
+    ASSERT_EQ(portable.PlayOutRandomPortable(portable_rng, portable_moves.data()),
+              static_cast<int>(moves.size()));
+    for (size_t k = 0; k < moves.size(); ++k) {
+      ASSERT_EQ(fast_moves[k], moves[k]) << "move " << k;
+      ASSERT_EQ(portable_moves[k], moves[k]) << "move " << k;
+    }
+    ASSERT_EQ(fast.Serialize(), r.Serialize());
+    ASSERT_EQ(portable.Serialize(), r.Serialize());
+    ASSERT_EQ(fast.PlayOutRandom(fast_rng), 0);  // over: nothing more to play
+    if (views && rules.HasCall()) {              // the same deal given whole: same call-phase views
       Round::Hands hands{};
       for (int s = 0; s < 4; ++s) {
         int k = 0;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -151,7 +154,7 @@ Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
 }
 
 void Round::DealRest() {
-  Deal d = DealFromShuffle(seed_, shuffle_, caller_, trump_);
+  Deal d = DealFromShuffle(shuffle_, caller_, trump_);
   for (int s = 0; s < 4; ++s) {
     CardSet h, f;
     for (int i = 0; i < 13; ++i) {
@@ -168,14 +171,9 @@ void Round::StartPlay() {
   turn_ = caller_;
 }
 
-bool Round::CallerAutoShow(int seat) const {
-  return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && hidden_card_ >= 0 &&
-         hand_[seat].empty();
-}
-
 [[gnu::always_inline]] inline bool Round::IsFaceDownThrow(int seat, Card c) const {
   return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && cur_n_ > 0 &&
-         SuitOf(c) != SuitOf(cur_.cards[0]);
+         SuitOf(c) != SuitOf(cur().cards[0]);
 }
 
 ErrorCode Round::Check(const Move& m) const {
@@ -201,7 +199,7 @@ ErrorCode Round::Check(const Move& m) const {
   if (m.seat != turn_) return ErrorCode::kNotYourTurn;
   const CardSet h = hand_[m.seat];
   const bool leading = cur_n_ == 0;
-  const int led = leading ? -1 : SuitOf(cur_.cards[0]);
+  const int led = leading ? -1 : SuitOf(cur().cards[0]);
   const bool can_follow = !leading && h.HasSuit(led);
   switch (m.type) {
     case MoveType::kAsk:
@@ -235,8 +233,7 @@ absl::Status Round::Apply(const Move& m) {
 void Round::ApplyChecked(const Move& m) {
   assert(Check(m) == ErrorCode::kOk);
   if (m.type == MoveType::kPlay) [[likely]] {
-    if (CallerAutoShow(m.seat) && m.value == hidden_card_) DoShow(m.seat);
-    PlayCard(m.seat, m.value);
+    PlayDispatch(m.seat, m.value);
     return;
   }
   switch (m.type) {
@@ -257,9 +254,24 @@ void Round::ApplyChecked(const Move& m) {
       DoShow(m.seat);
       return;
     case MoveType::kPlay:
-      if (CallerAutoShow(m.seat) && m.value == hidden_card_) DoShow(m.seat);
-      PlayCard(m.seat, m.value);
+      PlayDispatch(m.seat, m.value);
       return;
+  }
+}
+
+void Round::PlayDispatch(int seat, Card c) {
+  switch (rules_.game) {
+    case GameType::kClassic:
+      return PlayCard<GameType::kClassic>(seat, c);
+    case GameType::kPiles:
+      return PlayCard<GameType::kPiles>(seat, c);
+    case GameType::kHidden:
+      if (CallerAutoShow(seat) && c == hidden_card_) DoShow(seat);
+      return PlayCard<GameType::kHidden>(seat, c);
+    case GameType::kKaat:
+      return PlayCard<GameType::kKaat>(seat, c);
+    case GameType::kStack:
+      return PlayCard<GameType::kStack>(seat, c);
   }
 }
 
@@ -271,32 +283,42 @@ void Round::DoShow(int seat) {
   must_trump_ = cur_n_ > 0;
 }
 
+// The play path is instantiated per game type (PlayDispatch picks one per move), so the
+// game-type tests below are compile-time constants.
+template <GameType G>
 [[gnu::always_inline]] inline void Round::PlayCard(int seat, Card c) {
-  const int led = cur_n_ == 0 ? SuitOf(c) : SuitOf(cur_.cards[0]);
-  if (cur_n_ == 0) {
-    cur_.leader = static_cast<uint8_t>(seat);
-    cur_.face_down = 0;
-    cur_.trump = 0;
+  constexpr bool kHiddenGame = G == GameType::kHidden;
+  const int n = cur_n_;
+  const int led = n == 0 ? SuitOf(c) : SuitOf(cur().cards[0]);
+  if (n == 0) {
+    cur().leader = static_cast<uint8_t>(seat);
+    cur().face_down = 0;
+    cur().trump = 0;
   }
-  const bool face_down = IsFaceDownThrow(seat, c);
-  if (rules_.game == GameType::kKaat && trump_ < 0 && SuitOf(c) != led) {
-    trump_ = static_cast<int8_t>(SuitOf(c));
-    set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+  const uint8_t bit = static_cast<uint8_t>(1u << n);
+  if constexpr (G == GameType::kKaat) {
+    if (trump_ < 0 && SuitOf(c) != led) {
+      trump_ = static_cast<int8_t>(SuitOf(c));
+      set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+    }
   }
-  const bool powered = !face_down && trump_ >= 0 && SuitOf(c) == trump_ &&
-                       (rules_.game != GameType::kHidden || shown_);
+  bool face_down = false;
+  if constexpr (kHiddenGame) {
+    face_down = IsFaceDownThrow(seat, c);
+    if (face_down) {
+      cur().face_down |= bit;
+      face_down_.Add(c);
+    }
+  }
+  const bool powered =
+      !face_down && SuitOf(c) == trump_ && (!kHiddenGame || shown_);  // trump_ -1: never
   hand_[seat].Remove(c);
-  const uint8_t bit = static_cast<uint8_t>(1u << cur_n_);
-  cur_.cards[cur_n_] = c;
-  if (face_down) {
-    cur_.face_down |= bit;
-    face_down_.Add(c);
-  }
-  if (powered) cur_.trump |= bit;
-  ++cur_n_;
+  cur().cards[n] = c;
+  cur().trump = static_cast<uint8_t>(cur().trump | (powered ? bit : 0));
+  cur_n_ = static_cast<uint8_t>(n + 1);
   must_trump_ = false;
   turn_ = static_cast<uint8_t>((seat + 1) & 3);
-  if (cur_n_ == 4) ResolveTrick();
+  if (n == 3) ResolveTrick<G>();
 }
 
 int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace) {
@@ -307,54 +329,63 @@ int Round::Strength(Card c, int led, bool powered, bool face_down, bool low_ace)
   return 0;
 }
 
+template <GameType G>
 [[gnu::always_inline]] inline int Round::TrickWinner() const {
-  const int led = SuitOf(cur_.cards[0]);
+  const int led = SuitOf(cur().cards[0]);
   // Branch-free max over (strength * 4 + position): strengths never tie among winners.
   // Strength as Strength(): 0 for a face-down card or one neither led nor trump-powered,
   // else 100 (led suit) or 200 (powered) + rank + 1 (0 for a marked seat's ace in stack).
   const int marked_pos =
-      (rules_.game == GameType::kStack && marker_ >= 0) ? (marker_ - cur_.leader) & 3 : -1;
+      (G == GameType::kStack && marker_ >= 0) ? (marker_ - cur().leader) & 3 : -1;
   int best = 0;
   for (int i = 0; i < 4; ++i) {
-    const Card c = cur_.cards[i];
+    const Card c = cur().cards[i];
     const int suit = SuitOf(c);
     const int rank = c - kNumRanks * suit;
     const int r = (i == marked_pos && rank == kAceRank) ? 0 : rank + 1;
-    int s = suit == led ? 100 + r : (((cur_.trump >> i) & 1) ? 200 + r : 0);
-    if ((cur_.face_down >> i) & 1) s = 0;
+    int s = suit == led ? 100 + r : (((cur().trump >> i) & 1) ? 200 + r : 0);
+    if (G == GameType::kHidden && ((cur().face_down >> i) & 1)) s = 0;
     best = std::max(best, s * 4 + i);
   }
-  return (cur_.leader + (best & 3)) & 3;
+  return (cur().leader + (best & 3)) & 3;
 }
 
+template <GameType G>
 [[gnu::always_inline]] inline void Round::ResolveTrick() {
-  const int w = TrickWinner();
-  cur_.winner = static_cast<uint8_t>(w);
-  tricks_[num_tricks_++] = cur_;
+  const int w = TrickWinner<G>();
+  cur().winner = static_cast<uint8_t>(w);
+  ++num_tricks_;  // the trick played into tricks_[num_tricks_] is now a finished one
   cur_n_ = 0;
   ++won_[TeamOf(w)];
-  if (rules_.IsPileGame()) AfterPileTrick(w);
-  if (rules_.game == GameType::kStack) AfterStackTrick(w);
+  if constexpr (G == GameType::kPiles || G == GameType::kHidden || G == GameType::kKaat) {
+    AfterPileTrick<G>(w);
+  }
+  if constexpr (G == GameType::kStack) AfterStackTrick(w);
   turn_ = static_cast<uint8_t>(w);
-  CheckEnd();
+  CheckEnd<G>();
 }
 
+// Branch-free: whether a pile is taken is a coin toss in random play, so it is computed
+// with bitwise ands and applied with conditional moves (the pickup slot is always written,
+// and only counted when taken).
+template <GameType G>
 [[gnu::always_inline]] inline void Round::AfterPileTrick(int w) {
-  ++pile_;
+  const int pile = pile_ + 1;
   const int k = num_tricks_;
-  bool take = k == 13;
-  if (!take) {
-    const Card win_card = cur_.cards[(w - cur_.leader) & 3];
-    const int min = num_pickups_ == 0 ? rules_.FirstPileMin() : rules_.LaterPileMin();
-    take = prev_winner_ == w && pile_ >= min &&
-           !(rules_.ace_cannot_win_pile && RankOf(win_card) == kAceRank) &&
-           (rules_.game != GameType::kHidden || shown_);
-  }
+  const TrickRecord& last = tricks_[k - 1];
+  const Card win_card = last.cards[(w - last.leader) & 3];
+  const int min = num_pickups_ == 0 ? rules_.FirstPileMin() : rules_.LaterPileMin();
+  bool take = (prev_winner_ == w) & (pile >= min) &
+              !(rules_.ace_cannot_win_pile & (RankOf(win_card) == kAceRank));
+  if constexpr (G == GameType::kHidden) take &= shown_;
+  take |= k == 13;
   prev_winner_ = static_cast<int8_t>(w);
-  if (!take) return;
-  pickups_[num_pickups_++] = {static_cast<uint8_t>(k), static_cast<uint8_t>(w), pile_};
-  count_[TeamOf(w)] = static_cast<uint8_t>(count_[TeamOf(w)] + pile_);
-  pile_ = 0;
+  // At most one pickup per trick, so slot num_pickups_ (< num_tricks_ <= 13) exists.
+  pickups_[num_pickups_] = {static_cast<uint8_t>(k), static_cast<uint8_t>(w),
+                            static_cast<uint8_t>(pile)};
+  num_pickups_ = static_cast<uint8_t>(num_pickups_ + take);
+  count_[TeamOf(w)] = static_cast<uint8_t>(count_[TeamOf(w)] + (take ? pile : 0));
+  pile_ = static_cast<uint8_t>(take ? 0 : pile);
 }
 
 [[gnu::always_inline]] inline void Round::AfterStackTrick(int w) {
@@ -383,8 +414,9 @@ void Round::Finish(int winner, ResultKind kind, int points) {
   }
 }
 
+template <GameType G>
 [[gnu::always_inline]] inline void Round::CheckEnd() {
-  switch (rules_.game) {
+  switch (G) {
     case GameType::kClassic: {
       const int hi = won_[0] > won_[1] ? 0 : 1;
       const int a = won_[hi], b = won_[1 - hi];
@@ -420,13 +452,13 @@ void Round::Finish(int winner, ResultKind kind, int points) {
       return;
     }
     default: {
-      for (int team = 0; team < 2; ++team) {
-        if (count_[team] >= 7 && count_[1 - team] >= 1) {
-          Finish(team, ResultKind::kNormal, 1);
-          return;
-        }
+      const bool a = (count_[0] >= 7) & (count_[1] >= 1);
+      const bool b = (count_[1] >= 7) & (count_[0] >= 1);
+      if (a | b) [[unlikely]] {
+        Finish(a ? 0 : 1, ResultKind::kNormal, 1);
+      } else if (num_tricks_ == 13) [[unlikely]] {
+        FinishPileGame();
       }
-      if (num_tricks_ == 13) FinishPileGame();
       return;
     }
   }
@@ -474,28 +506,16 @@ int Round::NextCaller() const {
   return (caller_ + 1) % 4;
 }
 
-CardSet Round::PlayableCards() const {
-  if (phase_ != Phase::kPlay) return CardSet();
-  const int seat = turn_;
-  if (CallerAutoShow(seat)) return CardSet::Of(static_cast<Card>(hidden_card_));
-  const CardSet h = hand_[seat];
-  if (cur_n_ == 0) return h;
-  const CardSet follow = h.InSuit(SuitOf(cur_.cards[0]));
-  if (!follow.empty()) return follow;
-  if (must_trump_ && h.HasSuit(trump_)) return h.InSuit(trump_);
-  return h;
-}
-
 bool Round::CanAsk() const {
   if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
-  return turn_ != caller_ && cur_n_ > 0 && !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+  return turn_ != caller_ && cur_n_ > 0 && !hand_[turn_].HasSuit(SuitOf(cur().cards[0]));
 }
 
 bool Round::CanShow() const {
   if (phase_ != Phase::kPlay || rules_.game != GameType::kHidden || shown_) return false;
   if (turn_ != caller_) return false;
   if (cur_n_ == 0) return num_tricks_ > 0;
-  return !hand_[turn_].HasSuit(SuitOf(cur_.cards[0]));
+  return !hand_[turn_].HasSuit(SuitOf(cur().cards[0]));
 }
 
 void Round::LegalMoves(MoveList* out) const {
@@ -517,6 +537,110 @@ void Round::LegalMoves(MoveList* out) const {
     if (CanShow()) moves[n++] = Move::Show(seat);
   }
   out->size = n;
+}
+
+namespace {
+
+// How a playout counts the legal cards and picks the k-th lowest: portable code, or the
+// POPCNT/BMI2 instructions (pdep selects the k-th set bit) on CPUs that have them.
+struct PortableBits {
+  static int Count(uint64_t b) { return CardSet(b).size(); }
+  static Card Nth(uint64_t b, int k) { return CardSet(b).Nth(k); }
+};
+#if defined(__x86_64__)
+struct Bmi2Bits {
+  [[gnu::target("popcnt,bmi2")]] static int Count(uint64_t b) { return __builtin_popcountll(b); }
+  [[gnu::target("popcnt,bmi2")]] static Card Nth(uint64_t b, int k) {
+    return static_cast<Card>(__builtin_ctzll(_pdep_u64(uint64_t{1} << k, b)));
+  }
+};
+#endif
+
+}  // namespace
+
+template <GameType G, class Bits>
+[[gnu::always_inline]] inline int Round::PlayOutLoop(SplitMix64& rng, Move* moves) {
+  int n = 0;
+  auto record = [&](Move m) {
+    if (moves != nullptr) moves[n] = m;
+    ++n;
+  };
+  if (phase_ == Phase::kCall) {
+    MoveList legal;
+    LegalMoves(&legal);
+    const Move m = legal[rng.Below(legal.size)];
+    ApplyChecked(m);
+    record(m);
+  }
+  while (phase_ != Phase::kOver) {
+    const int seat = turn_;
+    uint64_t playable;
+    bool ask = false, show = false;
+    if constexpr (G == GameType::kHidden) {
+      playable = PlayableCards().bits();
+      ask = CanAsk();
+      show = CanShow();
+    } else {
+      playable = PlayableInPlay();
+    }
+    const int count = Bits::Count(playable);
+    const int k = rng.Below(count + ask + show);
+    if (k < count) [[likely]] {
+      const Card c = Bits::Nth(playable, k);
+      assert(Check(Move::Play(seat, c)) == ErrorCode::kOk);
+      record(Move::Play(seat, c));
+      if constexpr (G == GameType::kHidden) {
+        if (CallerAutoShow(seat) && c == hidden_card_) DoShow(seat);
+      }
+      PlayCard<G>(seat, c);
+    } else {  // ask and show never both apply: one is the caller's, one the others'
+      record(ask ? Move::Ask(seat) : Move::Show(seat));
+      DoShow(seat);
+    }
+  }
+  return n;
+}
+
+template <class Bits>
+[[gnu::always_inline]] inline int Round::PlayOutByGame(SplitMix64& rng, Move* moves) {
+  switch (rules_.game) {
+    case GameType::kClassic:
+      return PlayOutLoop<GameType::kClassic, Bits>(rng, moves);
+    case GameType::kPiles:
+      return PlayOutLoop<GameType::kPiles, Bits>(rng, moves);
+    case GameType::kHidden:
+      return PlayOutLoop<GameType::kHidden, Bits>(rng, moves);
+    case GameType::kKaat:
+      return PlayOutLoop<GameType::kKaat, Bits>(rng, moves);
+    case GameType::kStack:
+      return PlayOutLoop<GameType::kStack, Bits>(rng, moves);
+  }
+  return 0;
+}
+
+int Round::PlayOutRandomPortable(SplitMix64& rng, Move* moves) {
+  return PlayOutByGame<PortableBits>(rng, moves);
+}
+
+#if defined(__x86_64__)
+// flatten: everything below is inlined here, where the BMI2 instructions are allowed.
+[[gnu::target("popcnt,bmi2"), gnu::flatten]] int Round::PlayOutRandomBmi2(SplitMix64& rng,
+                                                                          Move* moves) {
+  return PlayOutByGame<Bmi2Bits>(rng, moves);
+}
+#else
+int Round::PlayOutRandomBmi2(SplitMix64& rng, Move* moves) {
+  return PlayOutRandomPortable(rng, moves);
+}
+#endif
+
+int Round::PlayOutRandom(SplitMix64& rng, Move* moves) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2")) {
+    return PlayOutRandomBmi2(rng, moves);
+  }
+#endif
+  return PlayOutRandomPortable(rng, moves);
 }
 
 SeatView Round::View(int seat) const {
@@ -551,7 +675,7 @@ SeatView Round::View(int seat) const {
   v.num_tricks = num_tricks_;
   for (int i = 0; i < num_tricks_; ++i) v.tricks[i] = mask(tricks_[i], 4);
   v.current_size = cur_n_;
-  v.current = mask(cur_, cur_n_);
+  v.current = mask(cur(), cur_n_);
   for (int i = cur_n_; i < 4; ++i) v.current.cards[i] = kHiddenCard;
   v.num_pickups = num_pickups_;
   v.pickups = pickups_;

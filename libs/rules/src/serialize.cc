@@ -104,7 +104,7 @@ std::string Round::Serialize() const {
   w.I8(set_event_.trick);
   w.I8(set_event_.seat);
   w.U8(cur_n_);
-  w.Trick(cur_);
+  w.Trick(cur());
   w.U8(num_tricks_);
   for (int i = 0; i < num_tricks_; ++i) w.Trick(tricks_[i]);
   w.I8(prev_winner_);
@@ -171,8 +171,11 @@ absl::StatusOr<Round> Round::Restore(absl::string_view bytes) {
   r.set_event_.trick = static_cast<int8_t>(in.I8(13));
   r.set_event_.seat = static_cast<int8_t>(in.I8(3));
   r.cur_n_ = static_cast<uint8_t>(in.U8(3));
-  r.cur_ = in.Trick();
+  const TrickRecord current = in.Trick();
   r.num_tricks_ = static_cast<uint8_t>(in.U8(13));
+  // num_tricks_ indexes the trick in progress: refuse it out of range before using it.
+  if (!in.ok()) return MakeError(ErrorCode::kBadInput, "state bytes truncated or out of range");
+  r.cur() = current;
   for (int i = 0; i < r.num_tricks_ && in.ok(); ++i) r.tricks_[i] = in.Trick();
   r.prev_winner_ = static_cast<int8_t>(in.I8(3));
   r.pile_ = static_cast<uint8_t>(in.U8(13));
@@ -239,7 +242,7 @@ absl::Status Round::ValidateRestored() const {
   for (int i = 0; i < num_tricks_; ++i) {
     if (!account(tricks_[i], 4)) return bad("a card played twice");
   }
-  if (!account(cur_, cur_n_)) return bad("a card played twice");
+  if (!account(cur(), cur_n_)) return bad("a card played twice");
   CardSet dealt_all, held;
   for (int s = 0; s < 4; ++s) {
     if (!(dealt_[s] & dealt_all).empty() || !(hand_[s] & held).empty()) return bad("hands");
@@ -283,7 +286,7 @@ absl::Status Round::ValidateRestored() const {
   if (won_[0] + won_[1] != num_tricks_) return bad("tricks won");
   if (phase_ == Phase::kPlay) {
     if (num_tricks_ >= 13) return bad("trick count");
-    int expect = cur_n_ > 0         ? (cur_.leader + cur_n_) % 4
+    int expect = cur_n_ > 0         ? (cur().leader + cur_n_) % 4
                  : num_tricks_ == 0 ? caller_
                                     : tricks_[num_tricks_ - 1].winner;
     if (turn_ != expect) return bad("turn");

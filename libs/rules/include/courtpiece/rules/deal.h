@@ -36,16 +36,43 @@ struct Deal {
 
 inline constexpr int kMaxReshuffles = 1000;
 
+// Reads the seed's stream (exposed for tests and docs): byte `offset` of
+// randombytes_buf_deterministic(seed).
+class SeedStream {
+ public:
+  SeedStream() = default;  // the all-zero seed's stream
+  explicit SeedStream(const Seed& seed, uint64_t offset = 0);
+  uint8_t NextByte();
+  // The next `n` bytes.
+  void Read(uint8_t* out, size_t n);
+  // Uniform integer in [0, n), n in 1..256, by rejection sampling on single bytes.
+  int Uniform(int n);
+  // Fisher-Yates: for i = n - 1 down to 1, swaps cards[i] with cards[Uniform(i + 1)]
+  // (n in 1..52). Calls on_final(i, cards[i]) as each position i becomes final, 0 last.
+  template <class OnFinal>
+  void ShuffleCards(Card* cards, int n, OnFinal on_final);
+  uint64_t offset() const { return offset_; }
+
+ private:
+  void Refill();
+  Seed seed_{};
+  uint64_t offset_ = 0;  // bytes consumed
+  std::array<uint8_t, 256> buf_{};
+  int pos_ = 256;
+};
+
 // Steps 1-4 of the derivation (check draw and shuffle), and steps 5-6 (deal, fairness
 // reshuffles) resumed from them: DealFromSeed = DealFromShuffle(ShuffleFromSeed(..)).
 // Rounds use the split to shuffle once although they deal in two phases.
+// The stream is kept where the shuffle left it, with its buffered bytes: the reshuffles
+// resume it without generating that ChaCha20 block again.
 struct Shuffle {
   std::array<Card, 52> deck{};
-  uint64_t stream_offset = 0;  // stream bytes consumed so far
   bool check_applies = false;
+  SeedStream rest;  // the seed's stream after the shuffle's draws
 };
 Shuffle ShuffleFromSeed(const Seed& seed, bool fairness);
-Deal DealFromShuffle(const Seed& seed, const Shuffle& shuffle, int caller, int trump);
+Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump);
 
 // Deals from `seed` with `caller` receiving the first packet. `trump` (0..3) is the named
 // suit for the 10-of-13 check, or -1 when there is none (kaat) or it is not known yet (the
@@ -54,24 +81,6 @@ Deal DealFromSeed(const Seed& seed, int caller, int trump, bool fairness);
 
 // True when the deal is one-sided (RULES.md section 3); trump -1 skips the trump test.
 bool IsOneSided(const std::array<CardSet, 4>& hands, int trump);
-
-// Reads the seed's stream (exposed for tests and docs): byte `offset` of
-// randombytes_buf_deterministic(seed).
-class SeedStream {
- public:
-  explicit SeedStream(const Seed& seed, uint64_t offset = 0);
-  uint8_t NextByte();
-  // Uniform integer in [0, n), n in 1..256, by rejection sampling on single bytes.
-  int Uniform(int n);
-  uint64_t offset() const { return offset_; }
-
- private:
-  void Refill();
-  Seed seed_;
-  uint64_t offset_ = 0;  // bytes consumed
-  std::array<uint8_t, 256> buf_{};
-  int pos_ = 256;
-};
 
 }  // namespace courtpiece::rules
 

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "courtpiece/common/splitmix64.h"
 #include "courtpiece/rules/cards.h"
 #include "courtpiece/rules/deal.h"
 #include "courtpiece/rules/errors.h"
@@ -168,6 +169,19 @@ class Round {
   bool CanAsk() const;
   bool CanShow() const;
 
+  // The most moves a round can take: a call or hide, 52 cards, and one ask or show.
+  static constexpr int kMaxMoves = 54;
+  // A random playout: plays the round to its end choosing every move uniformly among the
+  // legal ones, exactly as
+  //   while (!over()) { LegalMoves(&l); ApplyChecked(l[rng.Below(l.size)]); }
+  // does (the same rng draws, so the same moves), with one game-type dispatch per round
+  // instead of per move. When `moves` is not null it receives the moves played (room for
+  // kMaxMoves). Returns how many moves were played (0 if the round was over).
+  int PlayOutRandom(SplitMix64& rng, Move* moves = nullptr);
+  // The same without the POPCNT/BMI2 path PlayOutRandom takes on CPUs that have them
+  // (public so that tests cover both paths on any machine).
+  int PlayOutRandomPortable(SplitMix64& rng, Move* moves = nullptr);
+
   SeatView View(int seat) const;
 
   std::string Serialize() const;
@@ -190,7 +204,7 @@ class Round {
   CardSet face_down_throws() const { return face_down_; }
   int completed_tricks() const { return num_tricks_; }
   std::span<const TrickRecord> tricks() const { return {tricks_.data(), size_t(num_tricks_)}; }
-  std::span<const Card> current_trick() const { return {cur_.cards.data(), size_t(cur_n_)}; }
+  std::span<const Card> current_trick() const { return {cur().cards.data(), size_t(cur_n_)}; }
   std::span<const Pickup> pickups() const { return {pickups_.data(), size_t(num_pickups_)}; }
   std::span<const Payout> payouts() const { return {payouts_.data(), size_t(num_payouts_)}; }
   TrumpEvent trump_shown_event() const { return shown_event_; }
@@ -210,11 +224,25 @@ class Round {
   void StartPlay();
   void DealRest();
   void DoShow(int seat);
+  TrickRecord& cur() { return tricks_[num_tricks_]; }
+  const TrickRecord& cur() const { return tricks_[num_tricks_]; }
+  void PlayDispatch(int seat, Card c);
+  uint64_t PlayableInPlay() const;
+  int PlayOutRandomBmi2(SplitMix64& rng, Move* moves);
+  template <class Bits>
+  int PlayOutByGame(SplitMix64& rng, Move* moves);
+  template <GameType G, class Bits>
+  int PlayOutLoop(SplitMix64& rng, Move* moves);
+  template <GameType G>
   void PlayCard(int seat, Card c);
+  template <GameType G>
   void ResolveTrick();
+  template <GameType G>
   int TrickWinner() const;
+  template <GameType G>
   void AfterPileTrick(int winner);
   void AfterStackTrick(int winner);
+  template <GameType G>
   void CheckEnd();
   void Finish(int winner, ResultKind kind, int points);
   void FinishPileGame();
@@ -241,7 +269,6 @@ class Round {
   CardSet face_down_;
   TrumpEvent shown_event_;
   TrumpEvent set_event_;
-  TrickRecord cur_;
   uint8_t cur_n_ = 0;
   uint8_t num_tricks_ = 0;
   int8_t prev_winner_ = -1;
@@ -250,13 +277,39 @@ class Round {
   std::array<uint8_t, 2> count_{};
   uint8_t stack_ = 0;
   int8_t marker_ = -1;
-  std::array<TrickRecord, 13> tricks_{};
+  // tricks_[num_tricks_] is the trick in progress (played into place: no copy at its end).
+  std::array<TrickRecord, 14> tricks_{};
   std::array<Pickup, 13> pickups_{};
   uint8_t num_pickups_ = 0;
   std::array<Payout, 13> payouts_{};
   uint8_t num_payouts_ = 0;
   RoundResult result_;
 };
+
+// Inline: random playouts call it on every move. Branch-free but for the hidden caller's
+// last card: follow suit if possible, else trump when it must, else anything.
+inline CardSet Round::PlayableCards() const {
+  if (phase_ != Phase::kPlay) return CardSet();
+  const int seat = turn_;
+  if (rules_.game == GameType::kHidden && CallerAutoShow(seat)) [[unlikely]] {
+    return CardSet::Of(static_cast<Card>(hidden_card_));
+  }
+  return CardSet(PlayableInPlay());
+}
+
+inline uint64_t Round::PlayableInPlay() const {
+  const uint64_t h = hand_[turn_].bits();
+  const uint64_t led =
+      cur_n_ == 0 ? CardSet::Deck().bits() : CardSet::Suit(SuitOf(cur().cards[0])).bits();
+  const uint64_t follow = h & led;
+  const uint64_t trumps = must_trump_ ? h & CardSet::Suit(trump_).bits() : 0;
+  return follow != 0 ? follow : (trumps != 0 ? trumps : h);
+}
+
+inline bool Round::CallerAutoShow(int seat) const {
+  return rules_.game == GameType::kHidden && !shown_ && seat == caller_ && hidden_card_ >= 0 &&
+         hand_[seat].empty();
+}
 
 }  // namespace courtpiece::rules
 
