@@ -2,9 +2,11 @@
 // selfplay/deal, checking exact outputs (error messages aside) and exit codes.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -132,6 +134,41 @@ TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
       ++n;
     }
     EXPECT_EQ(n, 200) << game;
+  }
+}
+
+// The rounds are split across threads, but the summary and the --jsonl file are the same
+// for any thread count (each round stands alone; lines are written in round order).
+TEST(Cli, SelfplaySameOutputForAnyThreadCount) {
+  const std::string base =
+      kBin + " selfplay --rules '{\"game\":\"hidden\"}' --rounds 2501 --seed 5eed";
+  std::string jsonl[2];
+  Json summary[2];
+  const int threads[2] = {1, 3};
+  for (int k = 0; k < 2; ++k) {
+    const std::string file =
+        ::testing::TempDir() + "/selfplay_threads_" + std::to_string(threads[k]) + ".jsonl";
+    ExecResult r = Exec(base + " --threads " + std::to_string(threads[k]) + " --jsonl " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    summary[k] = Json::parse(r.out);
+    std::ifstream in(file);
+    jsonl[k].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_EQ(summary[0]["rounds"], 2501);
+  EXPECT_EQ(summary[0]["kinds"], summary[1]["kinds"]);
+  EXPECT_EQ(summary[0]["counts"], summary[1]["counts"]);
+  EXPECT_EQ(std::count(jsonl[0].begin(), jsonl[0].end(), '\n'), 2501);
+  EXPECT_EQ(jsonl[0], jsonl[1]);
+}
+
+TEST(Cli, SelfplayRejectsBadThreadCount) {
+  for (const std::string bad : {"0", "257", "x"}) {
+    ExecResult r = Exec(
+        kBin + " selfplay --rules '{\"game\":\"piles\"}' --rounds 5 --seed 1 --threads " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    Json j = Json::parse(r.out);
+    EXPECT_EQ(j["error"]["code"], "bad_input") << bad;
+    EXPECT_EQ(j["error"]["message"], "--threads must be 1..256") << bad;
   }
 }
 

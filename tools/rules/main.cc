@@ -12,7 +12,7 @@ int Usage() {
   std::cerr << "usage:\n"
                "  courtpiece-rules replay [--view SEAT]   < game.json\n"
                "  courtpiece-rules selfplay --rules JSON --rounds N --seed HEX "
-               "[--policy random|bot] [--jsonl FILE]\n"
+               "[--policy random|bot] [--jsonl FILE] [--threads N]\n"
                "  courtpiece-rules deal --seed HEX [--trump S | --hide 7S] [--caller N] "
                "[--rules JSON]\n";
   return 2;

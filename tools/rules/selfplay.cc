@@ -1,9 +1,8 @@
+#include <algorithm>
 #include <chrono>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "courtpiece/bots/bot.h"
 #include "courtpiece/common/splitmix64.h"
@@ -62,51 +61,77 @@ std::optional<rules::Seed> SeedFlag(const std::string& hex) {
 
 using PolicyRng = ::courtpiece::SplitMix64;
 
-// Uniform over the legal moves (the allocation-free fast path of the engine).
-Move RandomMove(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
-  if (round.phase() == rules::Phase::kCall) {
-    round.LegalMoves(legal);
-    return (*legal)[rng.Below(legal->size)];
-  }
-  const rules::CardSet playable = round.PlayableCards();
-  const int n = playable.size();
-  const bool hidden = round.rules().game == rules::GameType::kHidden;  // ask/show only there
-  const bool ask = hidden && round.CanAsk();
-  const bool show = hidden && round.CanShow();
-  const int k = rng.Below(n + ask + show);
-  if (k < n) return Move::Play(round.turn(), playable.Nth(k));
-  return (ask && k == n) ? Move::Ask(round.turn()) : Move::Show(round.turn());
+constexpr int kMaxThreads = 256;
+constexpr long long kJsonlRoundsPerThread = 1 << 14;
+
+int DefaultThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
 }
 
-#if defined(__x86_64__)
-// The same choice with the POPCNT/BMI2 instructions (the k-th lowest legal card by pdep is
-// exactly CardSet::Nth(k)); used when the CPU has them (checked at run time), since the
-// portable build cannot assume them.
-[[gnu::target("popcnt,bmi2")]] Move RandomMoveBmi2(const Round& round, PolicyRng& rng,
-                                                   rules::MoveList* legal) {
-  if (round.phase() == rules::Phase::kCall) {
-    round.LegalMoves(legal);
-    return (*legal)[rng.Below(legal->size)];
+struct SelfplayJob {
+  rules::Rules rules;
+  rules::Seed seed;
+  bool bot = false;
+  bool write = false;  // --jsonl
+  Json rules_json;
+};
+
+// Results by kind, and by [winner's count][other's count].
+struct Tally {
+  std::array<long long, 7> kinds{};
+  std::array<std::array<long long, 14>, 14> counts{};
+  void Add(const Tally& o) {
+    for (int k = 0; k < 7; ++k) kinds[k] += o.kinds[k];
+    for (int a = 0; a < 14; ++a) {
+      for (int b = 0; b < 14; ++b) counts[a][b] += o.counts[a][b];
+    }
   }
-  const uint64_t playable = round.PlayableCards().bits();
-  const int n = __builtin_popcountll(playable);
-  const bool hidden = round.rules().game == rules::GameType::kHidden;
-  const bool ask = hidden && round.CanAsk();
-  const bool show = hidden && round.CanShow();
-  const int k = rng.Below(n + ask + show);
-  if (k < n) {
-    return Move::Play(round.turn(), static_cast<rules::Card>(
-                                        __builtin_ctzll(_pdep_u64(uint64_t{1} << k, playable))));
+};
+
+// Plays rounds [first, last) into *tally, appending their --jsonl lines to *lines.
+// Round i's seed is bytes [32i, 32i+32) of the master seed's stream, its dealer i % 4 and
+// its policy generator is seeded from the round seed: every round stands alone.
+void PlayRounds(const SelfplayJob& job, long long first, long long last, Tally* tally,
+                std::string* lines) {
+  rules::SeedStream master(job.seed, static_cast<uint64_t>(first) * sizeof(rules::Seed));
+  std::vector<Move> moves;
+  for (long long i = first; i < last; ++i) {
+    rules::Seed rs;
+    master.Read(rs.data(), rs.size());
+    const int dealer = static_cast<int>(i % 4);
+    Round round = Round::FromSeed(job.rules, dealer, rs);
+    PolicyRng rng{0};
+    for (int k = 0; k < 8; ++k) rng.state = (rng.state << 8) | rs[k];
+    moves.clear();
+    if (job.bot) {
+      while (!round.over()) {
+        // The bot decides from the seat's view only (what that seat may know).
+        const Move m = bots::ChooseMove(job.rules, round.View(round.turn()));
+        round.ApplyChecked(m);
+        if (job.write) moves.push_back(m);
+      }
+    } else {  // uniform over the legal moves, the engine's allocation-free playout
+      std::array<Move, Round::kMaxMoves> played;
+      const int k = round.PlayOutRandom(rng, job.write ? played.data() : nullptr);
+      if (job.write) moves.assign(played.begin(), played.begin() + k);
+    }
+    const auto& res = round.result();
+    ++tally->kinds[static_cast<int>(res.kind)];
+    const int w = res.winner < 0 ? 0 : res.winner;
+    ++tally->counts[res.count[w]][res.count[1 - w]];
+    if (job.write) {
+      Json line;
+      line["rules"] = job.rules_json;
+      line["first_dealer"] = dealer;
+      Json mv = Json::array();
+      for (const Move& m : moves) mv.push_back(MoveToJson(m));
+      line["rounds"] = Json::array({Json{{"hands", HandsToJson(round)}, {"moves", mv}}});
+      *lines += line.dump();
+      *lines += '\n';
+    }
   }
-  return (ask && k == n) ? Move::Ask(round.turn()) : Move::Show(round.turn());
 }
-bool HasBmi2() { return __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2"); }
-#else
-Move RandomMoveBmi2(const Round& round, PolicyRng& rng, rules::MoveList* legal) {
-  return RandomMove(round, rng, legal);
-}
-bool HasBmi2() { return false; }
-#endif
 
 }  // namespace
 
@@ -205,45 +230,48 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     jsonl.open(f["jsonl"]);
     if (!jsonl) return UsageError("cannot open --jsonl file " + f["jsonl"]);
   }
-  const Json rules_json = OptionsToJson(rules::RulesToOptions(*r));
-  // Round i's seed is bytes [32i, 32i+32) of the master seed's stream; its dealer is i % 4.
-  rules::SeedStream master(*seed);
-  const bool bmi2 = HasBmi2();
-  std::array<long long, 7> kind_n{};
-  std::array<std::array<long long, 14>, 14> count_n{};  // [winner's count][other's count]
-  std::vector<Move> moves;
-  auto start = std::chrono::steady_clock::now();
-  for (long long i = 0; i < n; ++i) {
-    rules::Seed rs;
-    for (auto& b : rs) b = master.NextByte();
-    const int dealer = static_cast<int>(i % 4);
-    Round round = Round::FromSeed(*r, dealer, rs);
-    PolicyRng rng{0};
-    for (int k = 0; k < 8; ++k) rng.state = (rng.state << 8) | rs[k];
-    rules::MoveList legal;
-    moves.clear();
-    while (!round.over()) {
-      // The bot decides from the seat's view only (what that seat may know).
-      const Move m = bot    ? bots::ChooseMove(*r, round.View(round.turn()))
-                     : bmi2 ? RandomMoveBmi2(round, rng, &legal)
-                            : RandomMove(round, rng, &legal);
-      round.ApplyChecked(m);
-      if (write) moves.push_back(m);
+  int threads = DefaultThreads();
+  if (f.count("threads")) {
+    threads = 0;
+    try {
+      threads = std::stoi(f["threads"]);
+    } catch (...) {
     }
-    const auto& res = round.result();
-    ++kind_n[static_cast<int>(res.kind)];
-    const int w = res.winner < 0 ? 0 : res.winner;
-    ++count_n[res.count[w]][res.count[1 - w]];
-    if (write) {
-      Json line;
-      line["rules"] = rules_json;
-      line["first_dealer"] = dealer;
-      Json mv = Json::array();
-      for (const Move& m : moves) mv.push_back(MoveToJson(m));
-      line["rounds"] = Json::array({Json{{"hands", HandsToJson(round)}, {"moves", mv}}});
-      jsonl << line.dump() << '\n';
+    if (threads < 1 || threads > kMaxThreads) {
+      return UsageError("--threads must be 1.." + std::to_string(kMaxThreads));
     }
   }
+  const SelfplayJob job{*r, *seed, bot, write, OptionsToJson(rules::RulesToOptions(*r))};
+  Tally tally;
+  // Batches of rounds split into one contiguous slice per thread; the slices' JSON lines
+  // are written in round order, so the output does not depend on the thread count. With
+  // --jsonl a batch is bounded so that the lines held in memory stay small.
+  const long long batch = write ? kJsonlRoundsPerThread * threads : n;
+  std::vector<Tally> tallies(threads);
+  std::vector<std::string> lines(threads);
+  auto start = std::chrono::steady_clock::now();
+  for (long long first = 0; first < n; first += batch) {
+    const long long last = std::min(n, first + batch);
+    const long long per = (last - first + threads - 1) / threads;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      const long long a = std::min(last, first + t * per), b = std::min(last, a + per);
+      lines[t].clear();
+      if (t + 1 == threads) {  // the calling thread plays the last slice
+        PlayRounds(job, a, b, &tallies[t], &lines[t]);
+      } else {
+        pool.emplace_back(PlayRounds, std::cref(job), a, b, &tallies[t], &lines[t]);
+      }
+    }
+    for (auto& th : pool) th.join();
+    if (write) {
+      for (const std::string& text : lines) jsonl << text;
+      if (!jsonl) return UsageError("cannot write --jsonl file " + f["jsonl"]);
+    }
+  }
+  for (const Tally& t : tallies) tally.Add(t);
+  const auto& kind_n = tally.kinds;
+  const auto& count_n = tally.counts;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CliOutput out;
