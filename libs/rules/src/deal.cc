@@ -60,7 +60,7 @@ constexpr std::array<uint8_t, 32> kRestOwner = [] {
   return owner;
 }();
 
-constexpr unsigned char kZeros[256] = {};  // xor input: the keystream itself
+constexpr unsigned char kZeros[SeedStream::kChunkBytes] = {};  // xor input: the keystream itself
 
 // Cards in a 13-bit suit field.
 struct SuitCountTable {
@@ -164,7 +164,7 @@ std::array<uint8_t, 32> Commitment(const Seed& seed) {
 // 64-byte reads run fewer instructions but more cycles). A stream opened at an offset
 // regenerates the chunk it starts in; the second deal phase instead resumes the copy kept
 // in Shuffle, buffer and all.
-constexpr int kBlock = 256;
+constexpr int kBlock = SeedStream::kChunkBytes;
 
 SeedStream::SeedStream(const Seed& seed, uint64_t offset) : seed_(seed), offset_(offset) {
   static_assert(kBlock <= std::tuple_size_v<decltype(buf_)>);

@@ -52,13 +52,15 @@ class SeedStream {
   template <class OnFinal>
   void ShuffleCards(Card* cards, int n, OnFinal on_final);
   uint64_t offset() const { return offset_; }
+  // Bytes generated per libsodium call (four ChaCha20 blocks).
+  static constexpr int kChunkBytes = 256;
 
  private:
   void Refill();
   Seed seed_{};
   uint64_t offset_ = 0;  // bytes consumed
-  std::array<uint8_t, 256> buf_{};
-  int pos_ = 256;
+  std::array<uint8_t, kChunkBytes> buf_{};
+  int pos_ = kChunkBytes;  // empty: the first read generates
 };
 
 // Steps 1-4 of the derivation (check draw and shuffle), and steps 5-6 (deal, fairness
