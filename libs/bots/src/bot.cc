@@ -1,7 +1,8 @@
 #include "courtpiece/bots/bot.h"
 
 #include <array>
-#include <cassert>
+
+#include "courtpiece/common/check.h"
 
 namespace courtpiece::bots {
 namespace {
@@ -163,7 +164,7 @@ Move ChooseFollow(const Situation& s, const std::array<Move, 16>& plays, int n) 
 }  // namespace
 
 Move ChooseMove(const rules::Rules& rules, const SeatView& v) {
-  assert(v.legal.size > 0);
+  COURTPIECE_CHECK(v.legal.size > 0, "a move is chosen only by the seat to move");
   if (v.phase == rules::Phase::kCall) return ChooseCall(v);
   Situation s = Read(rules, v);
   std::array<Move, 16> plays{};

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "absl/strings/string_view.h"
+#include "courtpiece/common/check.h"
 
 namespace courtpiece::rules {
 namespace {
@@ -106,8 +107,7 @@ int HexValue(char c) {
 
 void EnsureSodium() {
   static const int kInit = sodium_init();
-  assert(kInit >= 0);
-  (void)kInit;
+  COURTPIECE_CHECK(kInit >= 0, "libsodium failed to initialise");
 }
 
 // True when the first packets alone make every deal one-sided (a team's ten first cards
@@ -207,7 +207,7 @@ void SeedStream::Read(uint8_t* out, size_t n) {
 // those of Uniform(i + 1) called in turn.
 template <class OnFinal>
 void SeedStream::ShuffleCards(Card* cards, int n, OnFinal on_final) {
-  assert(n >= 1 && n <= kNumCards);
+  COURTPIECE_CHECK(n >= 1 && n <= kNumCards, "a shuffle is of 1 to 52 cards");
   uint64_t base = offset_ - static_cast<uint64_t>(pos_);  // stream offset of buf_[0]
   int pos = pos_;
   for (int i = n - 1; i >= 1; --i) {
@@ -232,7 +232,7 @@ void SeedStream::ShuffleCards(Card* cards, int n, OnFinal on_final) {
 }
 
 int SeedStream::Uniform(int n) {
-  assert(n >= 1 && n <= 256);
+  assert(n >= 1 && n <= 256);  // hot path: checked in debug builds and the sanitizer pass
   const int limit = kUniform.limit[n];
   for (;;) {
     if (pos_ >= kBlock) [[unlikely]]

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "courtpiece/common/check.h"
 
 namespace courtpiece::rules {
 namespace {
@@ -130,7 +131,7 @@ absl::StatusOr<Round> Round::FromHands(const Rules& rules, int dealer, const Han
 }
 
 Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
-  assert(dealer >= 0 && dealer < 4);
+  COURTPIECE_CHECK(dealer >= 0 && dealer < 4, "the dealer is a seat 0..3");
   Round r;
   r.rules_ = rules;
   r.dealer_ = static_cast<uint8_t>(dealer);
@@ -231,7 +232,7 @@ absl::Status Round::Apply(const Move& m) {
 }
 
 void Round::ApplyChecked(const Move& m) {
-  assert(Check(m) == ErrorCode::kOk);
+  assert(Check(m) == ErrorCode::kOk);  // hot path: debug builds and the sanitizer pass
   if (m.type == MoveType::kPlay) [[likely]] {
     PlayDispatch(m.seat, m.value);
     return;
@@ -644,7 +645,7 @@ int Round::PlayOutRandom(SplitMix64& rng, Move* moves) {
 }
 
 SeatView Round::View(int seat) const {
-  assert(seat >= 0 && seat < 4);
+  COURTPIECE_CHECK(seat >= 0 && seat < 4, "a view is of a seat 0..3");
   SeatView v;
   v.seat = seat;
   v.game = rules_.game;

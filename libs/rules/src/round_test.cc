@@ -578,5 +578,15 @@ TEST(Game, ScoresNextCallerAndTarget) {
   EXPECT_EQ(g.next_caller(), -1);
 }
 
+// Programmer errors stop the process in every build (COURTPIECE_CHECK), never corrupt state.
+TEST(ProgrammerErrors, AbortWithTheReason) {
+  const Round r = Round::FromSeed(DefaultRules(GameType::kPiles), 0, Seed{});
+  EXPECT_DEATH(r.View(4), "a view is of a seat 0..3");
+  EXPECT_DEATH(Round::FromSeed(DefaultRules(GameType::kPiles), 4, Seed{}),
+               "the dealer is a seat 0..3");
+  Game g(DefaultRules(GameType::kPiles), 0);
+  EXPECT_DEATH(g.FinishRound(r), "only a finished round of a game not over");
+}
+
 }  // namespace
 }  // namespace courtpiece::rules
