@@ -33,35 +33,32 @@ std::vector<Event> To(const TableHarness& h, std::string_view type, int to) {
   return out;
 }
 
-class Review : public ::testing::Test {
+class Review : public test::FourPeopleTable {
  protected:
-  Review() : h(Opts(), "seed", &engines) {}
-  // host (0), a (2), b (1), c (3); the game auto-starts and its first round is dealt.
-  void FourPeopleFirstRound() {
-    ASSERT_TRUE(h.Join("a").ok());
-    ASSERT_TRUE(h.Join("b").ok());
-    ASSERT_TRUE(h.Join("c").ok());
-    h.Run(kAutoStartMs);
-    h.Run(kCountInMs);
-    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  // Team 1 (b, c) wins round 1 with a Court; the table then waits for the Court's second
+  // stake (the wallet does not answer until ReplyNow).
+  void AwaitTheCourtStake() {
+    engines.script = {{1, "court", 2}};
+    engines.target = 100;
+    FourPeopleFirstRound();
+    h.auto_reply = false;
+    h.PlayPeople();
+    ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
   }
-  ScriptedFactory engines;
-  TableHarness h;
+  // The stake is paid; the doubled pot goes to b and c.
+  void ExpectTheStakeAndTheShares() {
+    ASSERT_TRUE(h.ReplyNow({}).ok());
+    std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+    ASSERT_EQ(pay.size(), 1u);
+    EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+  }
 };
 
 // 1. Away during the Court's second stake is after the round's end: the share is paid.
 TEST_F(Review, DisconnectWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
-  engines.script = {{1, "court", 2}};
-  engines.target = 100;
-  FourPeopleFirstRound();
-  h.auto_reply = false;
-  h.PlayPeople();
-  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_NO_FATAL_FAILURE(AwaitTheCourtStake());
   ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
-  ASSERT_TRUE(h.ReplyNow({}).ok());
-  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
-  ASSERT_EQ(pay.size(), 1u);
-  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectTheStakeAndTheShares());
   EXPECT_THAT(h.Quits(), IsEmpty());
   EXPECT_EQ(h.table().seat(1).player, "b");
   EXPECT_EQ(h.table().seat(1).keep_until_ms, h.now() + kKeepSeatInGameMs);
@@ -69,17 +66,9 @@ TEST_F(Review, DisconnectWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
 }
 
 TEST_F(Review, LeaveWhileTheCourtStakeIsAwaitedStillGetsTheShare) {
-  engines.script = {{1, "court", 2}};
-  engines.target = 100;
-  FourPeopleFirstRound();
-  h.auto_reply = false;
-  h.PlayPeople();
-  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_NO_FATAL_FAILURE(AwaitTheCourtStake());
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "c").ok());
-  ASSERT_TRUE(h.ReplyNow({}).ok());
-  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
-  ASSERT_EQ(pay.size(), 1u);
-  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:b", 300}, {"player:c", 300}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectTheStakeAndTheShares());
   // A Leave between rounds of a running game that counts abandons the game (docs/table.md).
   EXPECT_THAT(h.Quits(), ElementsAre("c"));
   EXPECT_EQ(h.table().seat(3).kind, SeatKind::kEmpty);

@@ -27,21 +27,7 @@ std::vector<std::string> Details(const TableHarness& h, std::string_view type, i
   return out;
 }
 
-class Scenario : public ::testing::Test {
- protected:
-  Scenario() : h(Opts(), "seed", &engines) {}
-  // host, a (seat 2), b (seat 1), c (seat 3); the game auto-starts and its first round is dealt.
-  void FourPeopleFirstRound() {
-    ASSERT_TRUE(h.Join("a").ok());
-    ASSERT_TRUE(h.Join("b").ok());
-    ASSERT_TRUE(h.Join("c").ok());
-    h.Run(kAutoStartMs);
-    h.Run(kCountInMs);
-    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
-  }
-  ScriptedFactory engines;
-  TableHarness h;
-};
+class Scenario : public test::FourPeopleTable {};
 
 TEST_F(Scenario, SeatingHostZeroThenTwoOneThree) {
   ASSERT_TRUE(h.Join("a").ok());

@@ -10,6 +10,8 @@
 
 #include "courtpiece/table/table.h"
 #include "courtpiece/table/testing.h"
+#include "gtest/gtest.h"
+#include "scripted_engine_for_test.h"
 
 namespace courtpiece::table::test {
 
@@ -39,6 +41,23 @@ inline std::vector<Transfer> Transfers(const TableHarness& h, TransferStep step)
   }
   return out;
 }
+
+// A table of Opts() with the scripted engine: FourPeopleFirstRound() seats host (0), a (2),
+// b (1) and c (3); the game auto-starts and its first round is dealt.
+class FourPeopleTable : public ::testing::Test {
+ protected:
+  FourPeopleTable() : h(Opts(), "seed", &engines) {}
+  void FourPeopleFirstRound() {
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Join("c").ok());
+    h.Run(kAutoStartMs);
+    h.Run(kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  }
+  ScriptedFactory engines;
+  TableHarness h;
+};
 
 }  // namespace courtpiece::table::test
 
