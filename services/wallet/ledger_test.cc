@@ -8,10 +8,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/wallet/fake_ledger_store.h"
+#include "services/wallet/ledger_requests_for_test.h"
 
 namespace courtpiece::wallet {
 namespace {
 
+using ::courtpiece::wallet::testing::Stakes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -58,15 +60,6 @@ class LedgerTest : public ::testing::Test {
   FakeLedgerStore store_;
   Ledger ledger_;
 };
-
-TransferRequest Stakes(std::string key) {
-  return {std::move(key),
-          {{"player:alice", Side::kDebit, 25},
-           {"player:bob", Side::kDebit, 25},
-           {"house", Side::kDebit, 50},
-           {"pot:t1:1", Side::kCredit, 100}},
-          {"t1", 1, "stakes"}};
-}
 
 TEST_F(LedgerTest, OpenAccountGrantsOnceFromTheHouse) {
   absl::StatusOr<OpenAccountResult> again = ledger_.OpenAccount("alice", Deadline());

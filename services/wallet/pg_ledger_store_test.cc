@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "services/wallet/audit.h"
 #include "services/wallet/ledger.h"
+#include "services/wallet/ledger_requests_for_test.h"
 #include "services/wallet/wallet_test_util.h"
 
 namespace courtpiece::wallet {
@@ -27,6 +28,7 @@ namespace {
 using ::courtpiece::common::StatusIs;
 using ::testing::HasSubstr;
 using C = absl::StatusCode;
+using ::courtpiece::wallet::testing::Stakes;
 using testing::Exec;
 using testing::QueryInt;
 
@@ -75,15 +77,6 @@ class PgLedgerTest : public ::testing::Test {
   std::unique_ptr<PgLedgerStore> store_;
   std::unique_ptr<Ledger> ledger_;
 };
-
-TransferRequest Stakes(std::string key) {
-  return {std::move(key),
-          {{"player:alice", Side::kDebit, 25},
-           {"player:bob", Side::kDebit, 25},
-           {"house", Side::kDebit, 50},
-           {"pot:t1:1", Side::kCredit, 100}},
-          {"t1", 1, "stakes"}};
-}
 
 TEST_F(PgLedgerTest, OpenAccountIsIdempotentPerPlayer) {
   absl::StatusOr<OpenAccountResult> again = ledger_->OpenAccount("alice", Deadline());
