@@ -77,63 +77,47 @@ TEST(Cli, NotJsonIsBadInput) {
   EXPECT_TRUE(j["error"]["move"].is_null());
 }
 
+// Runs selfplay with --jsonl and replays the file's lines one by one (each line is a
+// one-round game): every one is ok:true with a result. `replays` lines at most.
+void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags, int rounds,
+                               int replays) {
+  const std::string file = ::testing::TempDir() + "/selfplay_" + game + ".jsonl";
+  ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game + "\"}' --rounds " +
+                      std::to_string(rounds) + " " + flags + " --jsonl " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  Json s = Json::parse(r.out);
+  EXPECT_EQ(s["rounds"], rounds);
+  long long kinds = 0;
+  for (auto& [k, v] : s["kinds"].items()) kinds += v.get<long long>();
+  EXPECT_EQ(kinds, rounds);
+  std::ifstream in(file);
+  std::string line;
+  int n = 0;
+  while (n < replays && std::getline(in, line)) {
+    const std::string one = ::testing::TempDir() + "/one.json";
+    std::ofstream(one) << line;
+    ExecResult rr = Exec(kBin + " replay < " + one);
+    ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
+    Json j = Json::parse(rr.out);
+    ASSERT_TRUE(j["ok"].get<bool>()) << line;
+    ASSERT_FALSE(j["rounds"][0]["result"].is_null()) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, replays) << game;
+}
+
+// Random policy: 300 rounds per game type, a sample of 20 replayed (each is one process).
 TEST(Cli, SelfplayRoundsReplayCleanly) {
-  const std::string seed(64, '7');
   for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
-    const std::string file = ::testing::TempDir() + "/selfplay_" + game + ".jsonl";
-    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game +
-                        "\"}' --rounds 300 --seed " + seed + " --jsonl " + file);
-    ASSERT_EQ(r.exit_code, 0) << r.out;
-    Json s = Json::parse(r.out);
-    EXPECT_EQ(s["rounds"], 300);
-    long long kinds = 0;
-    for (auto& [k, v] : s["kinds"].items()) kinds += v.get<long long>();
-    EXPECT_EQ(kinds, 300);
-    std::ifstream in(file);
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) {
-      const std::string one = ::testing::TempDir() + "/one.json";
-      std::ofstream(one) << line;
-      ExecResult rr = Exec(kBin + " replay < " + one);
-      ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
-      Json j = Json::parse(rr.out);
-      ASSERT_TRUE(j["ok"].get<bool>());
-      ASSERT_FALSE(j["rounds"][0]["result"].is_null()) << line;
-      if (++n == 20) break;  // a sample: each line is one process
-    }
-    EXPECT_EQ(n, 20);
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectSelfplayLinesReplay(game, "--seed " + std::string(64, '7'), 300, 20));
   }
 }
 
-// --policy bot: 200 rounds per game type, every --jsonl line replayed on its own (each is
-// a one-round game) with ok:true and a result.
+// --policy bot: 200 rounds per game type, every line replayed.
 TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
-  const std::string seed = "b07";
   for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
-    const std::string file = ::testing::TempDir() + "/selfplay_bot_" + game + ".jsonl";
-    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game +
-                        "\"}' --rounds 200 --policy bot --seed " + seed + " --jsonl " + file);
-    ASSERT_EQ(r.exit_code, 0) << r.out;
-    Json s = Json::parse(r.out);
-    EXPECT_EQ(s["rounds"], 200);
-    long long kinds = 0;
-    for (auto& [k, v] : s["kinds"].items()) kinds += v.get<long long>();
-    EXPECT_EQ(kinds, 200);
-    std::ifstream in(file);
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) {
-      const std::string one = ::testing::TempDir() + "/one_bot.json";
-      std::ofstream(one) << line;
-      ExecResult rr = Exec(kBin + " replay < " + one);
-      ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
-      Json j = Json::parse(rr.out);
-      ASSERT_TRUE(j["ok"].get<bool>()) << line;
-      ASSERT_FALSE(j["rounds"][0]["result"].is_null()) << line;
-      ++n;
-    }
-    EXPECT_EQ(n, 200) << game;
+    ASSERT_NO_FATAL_FAILURE(ExpectSelfplayLinesReplay(game, "--policy bot --seed b07", 200, 200));
   }
 }
 
