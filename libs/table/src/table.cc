@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "check.h"
+#include "courtpiece/common/check.h"
 
 namespace courtpiece::table {
 namespace {
@@ -111,7 +111,7 @@ void Table::FlushEngineEvents() {
 void Table::EmitTransfer(Transfer t) {
   int64_t sum = 0;
   for (const TransferLeg& l : t.legs) sum += l.amount_coins;
-  TABLE_CHECK(sum == 0);
+  COURTPIECE_CHECK(sum == 0, "a transfer's legs sum to zero");
   (void)sum;
   if (t.awaited) {
     awaited_key_ = t.key;
@@ -186,7 +186,7 @@ void Table::Advance(int64_t now_ms) {
     if (!next || *next > now_ms || phase_ == Phase::kClosed) return;
     FireDue(*next);
   }
-  TABLE_CHECK(false && "table deadlines do not advance");
+  COURTPIECE_CHECK(false, "table deadlines do not advance");
 }
 
 void Table::FireDue(int64_t t) {
@@ -199,6 +199,7 @@ void Table::FireDue(int64_t t) {
   } else if (turn_deadline_ == t) {
     turn_deadline_ = 0;
     int s = engine_->ToAct();
+    COURTPIECE_CHECK(s >= 0 && s < 4, "a turn timer runs only while a seat is to act");
     SeatState& st = seats_[s];
     if (++st.timeouts_in_row >= kTimeoutsBeforeBot && !st.bot_driving) {
       st.bot_driving = true;

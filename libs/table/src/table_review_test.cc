@@ -395,6 +395,27 @@ TEST_F(Review, RestoreRejectsOutOfRangeFields) {
   }
 }
 
+// Found by RandomByteFlipsNeverCrash once the engine's seat checks were always on: an
+// auto-start time in a snapshot of a game in play started a second game over the round.
+TEST(ReviewSnapshot, AnAutoStartTimeDuringAGameIsRefused) {
+  RulesEngineFactory engines;
+  TableHarness h(Opts(), "seed", &engines);
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  DeterministicSeedSource seeds("seed", "t1");
+  v1::TableState st;
+  ASSERT_TRUE(st.ParseFromString(h.table().Snapshot()));
+  ASSERT_TRUE(Table::Restore(st.SerializeAsString(), &engines, &seeds).ok());
+  st.set_auto_start_at_ms(111);
+  absl::StatusOr<std::unique_ptr<Table>> t =
+      Table::Restore(st.SerializeAsString(), &engines, &seeds);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(), "snapshot: bad auto-start time");
+}
+
 TEST(ReviewFuzz, RandomByteFlipsNeverCrash) {
   RulesEngineFactory engines;
   TableHarness h(Opts(), "seed", &engines);

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "check.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/table/table.h"
 
 namespace courtpiece::table {
@@ -102,7 +102,7 @@ void Table::StartRound(int64_t now) {
   stake_attempt_ = 0;
   round_seed_ = seeds_->Draw(draw_index_++);
   absl::Status st = engine_->StartRound(round_seed_);
-  TABLE_CHECK(st.ok());
+  COURTPIECE_CHECK(st.ok(), "the engine starts a round the table asks for");
   (void)st;
   phase_ = Phase::kPlaying;
   // Whether the game counts (stats, quits) uses the most people seated at any round start.
@@ -143,7 +143,7 @@ void Table::DriveTurns(int64_t now) {
 void Table::ApplyMove(int s, const Move& move, int64_t now) {
   (void)now;
   absl::Status st = engine_->Apply(s, move);
-  TABLE_CHECK(st.ok() && "AutoMove must be legal");
+  COURTPIECE_CHECK(st.ok(), "AutoMove must be legal");
   (void)st;
   turn_deadline_ = 0;
   turn_seat_ = -1;

@@ -1,6 +1,6 @@
 // Seats: joining, leaving, disconnecting, bots, the host, auto start and the count-in.
 #include "absl/strings/str_cat.h"
-#include "check.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/table/table.h"
 
 namespace courtpiece::table {
@@ -275,7 +275,7 @@ void Table::Reschedule(int64_t now) {
 void Table::StartGame(int64_t now) {
   absl::StatusOr<std::unique_ptr<GameEngine>> e =
       engines_->NewGame(options_.game_options, seeds_->Draw(draw_index_++));
-  TABLE_CHECK(e.ok());  // options were validated at Create
+  COURTPIECE_CHECK(e.ok(), "options were validated at Create");
   engine_ = std::move(*e);
   game_active_ = true;
   ++game_no_;

@@ -66,6 +66,11 @@ absl::Status Validate(const pb::TableState& s) {
   if (in_game && !s.game_active()) return bad("phase without a game");
   if (s.turn_deadline_ms() != 0 && phase != Phase::kPlaying) return bad("turn deadline");
   if (s.count_in_until_ms() != 0 && phase != Phase::kCountIn) return bad("count-in deadline");
+  // Auto-start is only armed for a full table before a game (Reschedule): firing it in a
+  // running game would start a second one over the round in play.
+  if (s.auto_start_at_ms() != 0 && (s.game_active() || phase != Phase::kWaiting)) {
+    return bad("auto-start time");
+  }
   return absl::OkStatus();
 }
 
