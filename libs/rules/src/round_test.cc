@@ -578,6 +578,40 @@ TEST(Game, ScoresNextCallerAndTarget) {
   EXPECT_EQ(g.next_caller(), -1);
 }
 
+TEST(Game, SerializeRestoreCarriesTheBookkeeping) {
+  const Rules rules = R({{"game", "classic"}, {"target", 3}});
+  Game g(rules, 0);
+  EXPECT_EQ(g.Serialize(), "game1 0 0 0 -1 1 0");
+  g.FinishRound(RunScript(rules, g.next_dealer(), {Move::Call(1, kS)}, kSevenToCaller));
+  EXPECT_EQ(g.Serialize(), "game1 0 2 0 -1 1 1");
+  absl::StatusOr<Game> back = Game::Restore(rules, g.Serialize());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->score(), (std::array<int, 2>{0, 2}));
+  EXPECT_EQ(back->next_caller(), 1);
+  EXPECT_EQ(back->rounds_played(), 1);
+  back->FinishRound(RunScript(rules, back->next_dealer(), {Move::Call(1, kS)}, kSevenToCaller));
+  EXPECT_EQ(back->Serialize(), "game1 0 4 1 1 1 2");
+  EXPECT_TRUE(Game::Restore(rules, back->Serialize()).ok());
+}
+
+TEST(Game, RestoreRefusesWhatTheRulesCannotReach) {
+  const Rules rules = R({{"game", "classic"}, {"target", 3}});
+  for (const char* bad : {"", "game1 0 2 0 -1 1", "game1 0 2 0 -1 1 1 7", "game2 0 2 0 -1 1 1",
+                          "game1 0 3 0 -1 1 2",     // a running game at the target
+                          "game1 0 -1 0 -1 1 1",    // negative score
+                          "game1 0 4 1 0 1 2",      // over, but the winner is under the target
+                          "game1 0 1 0 1 1 1",      // a winner in a running game
+                          "game1 0 2 0 -1 4 1",     // next caller not a seat
+                          "game1 0 2 2 -1 1 1"}) {  // over neither 0 nor 1
+    absl::StatusOr<Game> g = Game::Restore(rules, bad);
+    ASSERT_FALSE(g.ok()) << bad;
+    EXPECT_EQ(GetErrorCode(g.status()), ErrorCode::kBadInput) << bad;
+  }
+  const Rules stack = DefaultRules(GameType::kStack);
+  EXPECT_TRUE(Game::Restore(stack, "game1 4 9 1 1 0 1").ok());
+  EXPECT_FALSE(Game::Restore(stack, "game1 4 9 0 -1 0 1").ok());  // one round: then over
+}
+
 // Programmer errors stop the process in every build (COURTPIECE_CHECK), never corrupt state.
 TEST(ProgrammerErrors, AbortWithTheReason) {
   const Round r = Round::FromSeed(DefaultRules(GameType::kPiles), 0, Seed{});

@@ -86,11 +86,11 @@ Move FromRulesMove(const rules::Move& m) {
 }
 
 RulesEngine::RulesEngine(const rules::Rules& r, int first_dealer)
-    : rules_(r), next_caller_((first_dealer + 1) % 4) {}
+    : rules_(r), game_(r, first_dealer) {}
 
 absl::Status RulesEngine::StartRound(const Seed& seed) {
-  if (round_ || over_) return absl::FailedPreconditionError("round in play or game over");
-  round_.emplace(rules::Round::FromSeed(rules_, (next_caller_ + 3) % 4, seed));
+  if (round_ || game_.over()) return absl::FailedPreconditionError("round in play or game over");
+  round_.emplace(game_.StartRound(seed));
   for (int s = 0; s < 4; ++s) {
     rules::SeatView v = round_->View(s);
     Emit(s, {"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
@@ -199,7 +199,8 @@ std::array<std::vector<EngineEvent>, 4> RulesEngine::TakeEvents() {
 
 std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
   std::vector<EngineEvent> out;
-  out.push_back({"score", -1, {}, absl::StrCat(score_[0], "-", score_[1])});
+  const std::array<int, 2> score = game_.score();
+  out.push_back({"score", -1, {}, absl::StrCat(score[0], "-", score[1])});
   if (!round_) return out;
   rules::SeatView v = round_->View(seat);
   out.push_back({"round", v.caller, {}, absl::StrCat("dealer ", v.dealer)});
@@ -258,48 +259,42 @@ int RulesEngine::SeedOnlyFor() const {
 
 void RulesEngine::FinishRound() {
   if (!round_ || !round_->over()) return;
-  // Mirrors rules::Game::FinishRound.
-  const rules::RoundResult& r = round_->result();
-  ++rounds_;
-  if (rules_.game == rules::GameType::kStack) {
-    score_ = r.count;
-    over_ = true;
-  } else if (r.winner >= 0) {
-    score_[r.winner] += r.points;
-    next_caller_ = round_->NextCaller();
-    over_ = score_[r.winner] >= rules_.target;
-  }
+  game_.FinishRound(*round_);
   round_.reset();
 }
 
+// "<game line>\n<0|1: a round in play>\n<the round's bytes>".
 std::string RulesEngine::Serialize() const {
-  std::string out = absl::StrCat("g1 ", score_[0], " ", score_[1], " ", over_ ? 1 : 0, " ",
-                                 next_caller_, " ", rounds_, " ", round_ ? 1 : 0, "\n");
+  std::string out = absl::StrCat(game_.Serialize(), "\n", round_ ? 1 : 0, "\n");
   if (round_) out += round_->Serialize();
   return out;
 }
 
 absl::Status RulesEngine::Restore(std::string_view bytes) {
-  size_t nl = bytes.find('\n');
-  if (nl == std::string_view::npos) return absl::InvalidArgumentError("bad engine bytes");
-  int over = 0, has_round = 0;
-  if (std::sscanf(std::string(bytes.substr(0, nl)).c_str(), "g1 %d %d %d %d %d %d", &score_[0],
-                  &score_[1], &over, &next_caller_, &rounds_, &has_round) != 6) {
-    return absl::InvalidArgumentError("bad engine header");
+  const size_t game_end = bytes.find('\n');
+  if (game_end == std::string_view::npos || bytes.size() < game_end + 3 ||
+      (bytes[game_end + 1] != '0' && bytes[game_end + 1] != '1') || bytes[game_end + 2] != '\n') {
+    return absl::InvalidArgumentError("bad engine bytes");
   }
-  if (score_[0] < 0 || score_[1] < 0 || over < 0 || over > 1 || next_caller_ < 0 ||
-      next_caller_ > 3 || rounds_ < 0 || has_round < 0 || has_round > 1) {
-    return absl::InvalidArgumentError("engine header out of range");
-  }
-  over_ = over != 0;
-  round_.reset();
+  absl::StatusOr<rules::Game> game =
+      rules::Game::Restore(rules_, absl::string_view(bytes.data(), game_end));
+  if (!game.ok()) return absl::InvalidArgumentError(game.status().message());
+  const bool has_round = bytes[game_end + 1] == '1';
+  const std::string_view rest = bytes.substr(game_end + 3);
+  if (!has_round && !rest.empty()) return absl::InvalidArgumentError("bad engine bytes");
+  std::optional<rules::Round> round;
   if (has_round) {
-    std::string_view rest = bytes.substr(nl + 1);
+    if (game->over()) return absl::InvalidArgumentError("a round in play in a game that is over");
     absl::StatusOr<rules::Round> r =
         rules::Round::Restore(absl::string_view(rest.data(), rest.size()));
     if (!r.ok()) return r.status();
-    round_.emplace(std::move(*r));
+    if (!(r->rules() == rules_) || r->caller() != game->next_caller()) {
+      return absl::InvalidArgumentError("the round in play is not this game's next round");
+    }
+    round.emplace(std::move(*r));
   }
+  game_ = *game;
+  round_ = std::move(round);
   return absl::OkStatus();
 }
 

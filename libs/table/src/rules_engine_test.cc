@@ -115,5 +115,33 @@ TEST_F(RealEngine, ReconnectGetsTheSeatsViewOnly) {
   for (const std::string& c : last.cards) EXPECT_TRUE(mine.Has(*rules::ParseCard(c))) << c;
 }
 
+// The engine's bytes: the game's line, whether a round is in play, the round. Restore takes
+// them back whole or refuses them and keeps what it had.
+TEST(RulesEngineBytes, RoundTripAndRefuseARoundThatIsNotTheGamesNext) {
+  const rules::Rules rules = rules::DefaultRules(rules::GameType::kPiles);
+  RulesEngine e(rules, 0);  // first caller: seat 1
+  EXPECT_EQ(e.Serialize(), "game1 0 0 0 -1 1 0\n0\n");
+  Seed seed{};
+  seed[0] = 9;
+  ASSERT_TRUE(e.StartRound(seed).ok());
+  const std::string bytes = e.Serialize();
+  ASSERT_EQ(bytes.substr(0, 21), "game1 0 0 0 -1 1 0\n1\n");
+  RulesEngine back(rules, 3);
+  ASSERT_TRUE(back.Restore(bytes).ok());
+  EXPECT_EQ(back.Serialize(), bytes);
+  EXPECT_EQ(back.ToAct(), 1);
+  // The same round under a game whose next caller is seat 2: not its round.
+  std::string other = bytes;
+  other[15] = '2';
+  ASSERT_EQ(other.substr(0, 18), "game1 0 0 0 -1 2 0");
+  RulesEngine fresh(rules, 0);
+  absl::Status st = fresh.Restore(other);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "the round in play is not this game's next round");
+  EXPECT_EQ(fresh.Serialize(), "game1 0 0 0 -1 1 0\n0\n");  // unchanged
+  EXPECT_EQ(fresh.Restore("game1 0 0 0 -1 1 0\n2\n").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fresh.Restore("game1 0 0 0 -1 1 0\n0\nx").code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace courtpiece::table

@@ -3,11 +3,14 @@
 //   Game g(rules, first_dealer);
 //   Round r = g.StartRound(seed);  ... play ...;  g.FinishRound(r);
 // Stack games are one round; the game ends there (or the moment the target is reached).
+// Serialize()/Restore() carry the bookkeeping between rounds (scores, game end, next
+// caller), e.g. in the table's snapshot.
 // Thread-safety: a value type.
 #ifndef COURTPIECE_RULES_GAME_H_
 #define COURTPIECE_RULES_GAME_H_
 
 #include <array>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,7 +36,14 @@ class Game {
   // Books a finished round: scores, next caller, game end.
   void FinishRound(const Round& round);
 
+  // "game1 <score0> <score1> <over> <winner> <next_caller> <rounds>" (text, one line).
+  std::string Serialize() const;
+  // The inverse, checked against the rules: bad_input for text that is not of that form or
+  // not a state the rules can reach (a score past the target in a game still running, ...).
+  static absl::StatusOr<Game> Restore(const Rules& rules, absl::string_view text);
+
  private:
+  Game() = default;
   Rules rules_;
   std::array<int, 2> score_{};
   bool over_ = false;

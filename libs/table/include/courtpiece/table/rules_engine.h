@@ -12,6 +12,7 @@
 
 #include <optional>
 
+#include "courtpiece/rules/game.h"
 #include "courtpiece/rules/round.h"
 #include "courtpiece/rules/rules.h"
 #include "courtpiece/table/engine.h"
@@ -33,8 +34,8 @@ class RulesEngine final : public GameEngine {
   RoundOutcome Outcome() const override;
   int SeedOnlyFor() const override;
   void FinishRound() override;
-  bool GameOver() const override { return over_; }
-  std::array<int, 2> Scores() const override { return score_; }
+  bool GameOver() const override { return game_.over(); }
+  std::array<int, 2> Scores() const override { return game_.score(); }
   std::string Serialize() const override;
   absl::Status Restore(std::string_view bytes) override;
 
@@ -49,10 +50,7 @@ class RulesEngine final : public GameEngine {
                   rules::Phase phase_before);
 
   rules::Rules rules_;
-  std::array<int, 2> score_{0, 0};
-  bool over_ = false;
-  int next_caller_ = 0;
-  int rounds_ = 0;
+  rules::Game game_;  // scores, next caller, game end
   std::optional<rules::Round> round_;
   std::array<std::vector<EngineEvent>, 4> pending_;
 };
