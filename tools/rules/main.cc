@@ -31,16 +31,8 @@ int main(int argc, char** argv) {
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "replay") {
-    std::optional<int> view;
-    if (!args.empty()) {
-      if (args.size() != 2 || args[0] != "--view" || args[1].size() != 1 || args[1][0] < '0' ||
-          args[1][0] > '3') {
-        return Usage();
-      }
-      view = args[1][0] - '0';
-    }
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return Emit(courtpiece::rules_cli::Replay(input, view));
+    return Emit(courtpiece::rules_cli::ReplayCommand(args, input));
   }
   if (cmd == "selfplay") {
     auto out = courtpiece::rules_cli::SelfplayCommand(args);

@@ -52,19 +52,14 @@ std::optional<InputError> ParseHands(const Json& j, InputRound* r) {
   }
   std::vector<std::vector<Card>> hands(4);
   for (int s = 0; s < 4; ++s) {
-    std::vector<std::string> tokens;
-    if (j[s].is_string()) {
-      std::istringstream in(j[s].get<std::string>());
-      std::string t;
-      while (in >> t) tokens.push_back(t);
-    } else if (j[s].is_array()) {
-      for (const auto& t : j[s]) {
-        if (!t.is_string()) return InputError{ErrorCode::kBadInput, "a card must be a string"};
-        tokens.push_back(t.get<std::string>());
-      }
-    } else {
+    // Only the REPLAY.md form: one string of card texts per hand.
+    if (!j[s].is_string()) {
       return InputError{ErrorCode::kBadInput, "a hand must be a string of cards"};
     }
+    std::vector<std::string> tokens;
+    std::istringstream in(j[s].get<std::string>());
+    std::string token;
+    while (in >> token) tokens.push_back(token);
     for (const auto& t : tokens) {
       auto c = rules::ParseCard(t);
       if (!c) return InputError{ErrorCode::kBadInput, "bad card text '" + t + "'"};
@@ -414,19 +409,36 @@ Json HandsToJson(const Round& round) {
   return hands;
 }
 
+// An input refused before any round is played: no rounds, a game not started, exit 2.
+CliOutput RefusedInput(ErrorCode code, const std::string& message) {
+  CliOutput out;
+  out.json["ok"] = false;
+  out.json["rounds"] = Json::array();
+  out.json["game"] = {
+      {"score", {0, 0}}, {"over", false}, {"winner", nullptr}, {"next_caller", nullptr}};
+  out.json["error"] = ErrorJson(code, nullptr, nullptr, message);
+  out.exit_code = 2;
+  return out;
+}
+
+CliOutput ReplayCommand(const std::vector<std::string>& args, const std::string& input) {
+  std::optional<int> view;
+  if (!args.empty()) {
+    if (args.size() != 2 || args[0] != "--view" || args[1].size() != 1 || args[1][0] < '0' ||
+        args[1][0] > '3') {
+      return RefusedInput(ErrorCode::kBadInput,
+                          "usage: courtpiece-rules replay [--view SEAT], SEAT 0..3");
+    }
+    view = args[1][0] - '0';
+  }
+  return Replay(input, view);
+}
+
 CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
   CliOutput out;
   Input in;
   Json rounds_json = Json::array();
-  if (auto e = ParseInput(text, &in)) {
-    out.json["ok"] = false;
-    out.json["rounds"] = rounds_json;
-    out.json["game"] = {
-        {"score", {0, 0}}, {"over", false}, {"winner", nullptr}, {"next_caller", nullptr}};
-    out.json["error"] = ErrorJson(e->code, nullptr, nullptr, e->message);
-    out.exit_code = 2;
-    return out;
-  }
+  if (auto e = ParseInput(text, &in)) return RefusedInput(e->code, e->message);
   rules::Game game(in.rules, in.first_dealer);
   Json error;
   bool settled = true;
@@ -449,7 +461,7 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
     }
     if (error.is_null() && !round.over() && ri + 1 != in.rounds.size()) {
       error = ErrorJson(ErrorCode::kMissingMoves, ri, nullptr,
-                        "round " + std::to_string(ri) + " ends before its moves do");
+                        "the moves of round " + std::to_string(ri) + " stop before it ends");
     }
     // The round an error is in is given with its finished tricks and a null result, and
     // is not booked (REPLAY.md), even when the error is a move after its end.

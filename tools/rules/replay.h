@@ -24,6 +24,9 @@ struct CliOutput {
 
 // `replay` (view_seat empty) or `replay --view SEAT`.
 CliOutput Replay(const std::string& input, std::optional<int> view_seat);
+// `replay [--view SEAT]` from its arguments: bad arguments are a JSON bad_input error
+// (exit 2) like any other refused input, so stdout is always one JSON document.
+CliOutput ReplayCommand(const std::vector<std::string>& args, const std::string& input);
 
 // Options map from a JSON object (for --rules); nullopt if `j` is not an object.
 std::optional<rules::OptionMap> OptionsFromJson(const Json& j);

@@ -207,8 +207,8 @@ bad("hands_string", NF + ": hands is one string, not a list of 4",
 bad("hands_three", "SPEC-SILENT bad_input (not 4 hands) or bad_deal (not a full deck): "
     "three hands", with_round(hands=SUITED[:3]), ("bad_input", "bad_deal"))
 bad("hands_lists_of_cards", NF + ": hands[seat] is a string of cards; lists of card strings "
-    "are not the format (FINDING F1: the tool accepts them)",
-    with_round(hands=[h.split() for h in SUITED]), finding=True)
+    "are not the format (finding F1, fixed in the tool)",
+    with_round(hands=[h.split() for h in SUITED]))
 bad("hands_number_entry", NF + ": a hand that is a number", with_round(hands=SUITED[:3] + [7]))
 h = SUITED[:]
 h[0] = h[0].replace(" 2S", "")
@@ -768,8 +768,8 @@ SS += "bad input: exit 2, JSON error bad_input"
 for nm, a in (("4", ["--view", "4"]), ("minus1", ["--view", "-1"]), ("x", ["--view", "x"]),
               ("fraction", ["--view", "1.5"]), ("missing", ["--view"]),
               ("empty", ["--view", ""])):
-    bad("view_arg_" + nm, SS + " (args %r; FINDING F2: the tool exits 2 with a usage text on "
-        "stderr and nothing on stdout)" % a, GOOD, "bad_input", args=a, finding=True)
+    bad("view_arg_" + nm, SS + " (args %r; finding F2, fixed in the tool)" % a, GOOD,
+        "bad_input", args=a)
 bad("view_not_json", "REPLAY --view takes the 'Same input': input that is not JSON is "
     "bad_input, exit 2 (SPEC-SILENT on the view's error layout; the error object assumed)",
     "not json", "bad_input", args=["--view", "1"])
