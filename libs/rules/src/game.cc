@@ -1,9 +1,11 @@
 #include "courtpiece/rules/game.h"
 
-#include <cstdio>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "courtpiece/common/check.h"
 #include "courtpiece/rules/errors.h"
@@ -50,30 +52,47 @@ std::string Game::Serialize() const {
 
 absl::StatusOr<Game> Game::Restore(const Rules& rules, absl::string_view text) {
   constexpr int kMaxRounds = 1'000'000;  // far beyond any game: 100 points at 1 a round
+  const std::vector<absl::string_view> f = absl::StrSplit(text, ' ');
+  std::array<int, 6> v{};
+  bool parsed = f.size() == 7 && f[0] == "game1";
+  for (size_t i = 1; parsed && i < 7; ++i) parsed = absl::SimpleAtoi(f[i], &v[i - 1]);
   Game g;
   g.rules_ = rules;
-  int over = 0, consumed = 0;
-  const std::string line(text);
-  if (std::sscanf(line.c_str(), "game1 %d %d %d %d %d %d%n", &g.score_[0], &g.score_[1], &over,
-                  &g.winner_, &g.next_caller_, &g.rounds_, &consumed) != 6 ||
-      consumed != static_cast<int>(line.size())) {
+  g.score_ = {v[0], v[1]};
+  g.over_ = v[2] == 1;
+  g.winner_ = v[3];
+  g.next_caller_ = v[4];
+  g.rounds_ = v[5];
+  // Only the canonical text (no "+1", "01", overflow wrapped by a parser, ...).
+  if (!parsed || g.Serialize() != text) {
     return MakeError(ErrorCode::kBadInput, "game state: not \"game1\" and six integers");
   }
-  g.over_ = over == 1;
-  const bool stack = rules.game == GameType::kStack;
-  // Highest score a running game can have: under the target. Once over, the last round
-  // added at most 10 (kot_points) or, in stack, a score is at most 13 stack points.
-  const int max_score = stack ? 13 : rules.target - 1 + (g.over_ ? 10 : 0);
-  bool ok = (over == 0 || over == 1) && g.winner_ >= -1 && g.winner_ <= 1 && g.next_caller_ >= 0 &&
-            g.next_caller_ <= 3 && g.rounds_ >= 0 && g.rounds_ <= kMaxRounds;
-  for (int s : g.score_) ok = ok && s >= 0 && s <= max_score;
-  if (ok && !g.over_) ok = g.winner_ == -1 && (!stack || g.rounds_ == 0);
-  if (ok && g.over_ && !stack) {
-    ok = g.winner_ >= 0 && g.score_[g.winner_] >= rules.target && g.rounds_ >= 1;
+  if (!g.Reachable(v[2], kMaxRounds)) {
+    return MakeError(ErrorCode::kBadInput, "game state: out of range for these rules");
   }
-  if (ok && g.over_ && stack) ok = g.rounds_ == 1;
-  if (!ok) return MakeError(ErrorCode::kBadInput, "game state: out of range for these rules");
   return g;
+}
+
+bool Game::Reachable(int over_field, int max_rounds) const {
+  const bool stack = rules_.game == GameType::kStack;
+  if (over_field != 0 && over_field != 1) return false;
+  if (winner_ < -1 || winner_ > 1 || next_caller_ < 0 || next_caller_ > 3) return false;
+  if (rounds_ < 0 || rounds_ > max_rounds) return false;
+  for (int s : score_) {
+    if (s < 0) return false;
+  }
+  if (rounds_ == 0) return !over_ && score_[0] == 0 && score_[1] == 0 && winner_ == -1;
+  if (stack) {  // one round, then over; the winner has more stack points, or a draw
+    if (!over_ || rounds_ != 1 || score_[0] + score_[1] > 13) return false;
+    const int want = score_[0] > score_[1] ? 0 : score_[1] > score_[0] ? 1 : -1;
+    return winner_ == want;
+  }
+  const int loser_max = rules_.target - 1;
+  if (!over_) return winner_ == -1 && score_[0] <= loser_max && score_[1] <= loser_max;
+  // Over: the winner reached the target with the last round (at most 10 points, kot), the
+  // other team did not.
+  return winner_ >= 0 && score_[winner_] >= rules_.target && score_[winner_] <= loser_max + 10 &&
+         score_[1 - winner_] <= loser_max;
 }
 
 }  // namespace courtpiece::rules

@@ -597,19 +597,28 @@ TEST(Game, SerializeRestoreCarriesTheBookkeeping) {
 TEST(Game, RestoreRefusesWhatTheRulesCannotReach) {
   const Rules rules = R({{"game", "classic"}, {"target", 3}});
   for (const char* bad : {"", "game1 0 2 0 -1 1", "game1 0 2 0 -1 1 1 7", "game2 0 2 0 -1 1 1",
-                          "game1 0 3 0 -1 1 2",     // a running game at the target
-                          "game1 0 -1 0 -1 1 1",    // negative score
-                          "game1 0 4 1 0 1 2",      // over, but the winner is under the target
-                          "game1 0 1 0 1 1 1",      // a winner in a running game
-                          "game1 0 2 0 -1 4 1",     // next caller not a seat
-                          "game1 0 2 2 -1 1 1"}) {  // over neither 0 nor 1
+                          "game1 0 3 0 -1 1 2",   // a running game at the target
+                          "game1 0 -1 0 -1 1 1",  // negative score
+                          "game1 0 4 1 0 1 2",    // over, but the winner is under the target
+                          "game1 0 1 0 1 1 1",    // a winner in a running game
+                          "game1 0 2 0 -1 4 1",   // next caller not a seat
+                          "game1 0 2 2 -1 1 1",   // over neither 0 nor 1
+                          "game1 0 4294967298 0 -1 1 1",  // overflows an int
+                          "game15 0 0 -1 1 0", "game1 +1 0 0 -1 1 1", "game1 01 0 0 -1 1 1",
+                          "game1 0\t2 0 -1 1 1", "game1 0 2 0 -1 1 1\r",
+                          "game1 3 4 1 1 1 2",      // over, but the loser is at the target too
+                          "game1 1 0 0 -1 1 0"}) {  // points before any round
     absl::StatusOr<Game> g = Game::Restore(rules, bad);
     ASSERT_FALSE(g.ok()) << bad;
     EXPECT_EQ(GetErrorCode(g.status()), ErrorCode::kBadInput) << bad;
   }
   const Rules stack = DefaultRules(GameType::kStack);
   EXPECT_TRUE(Game::Restore(stack, "game1 4 9 1 1 0 1").ok());
+  EXPECT_TRUE(Game::Restore(stack, "game1 0 0 0 -1 0 0").ok());
   EXPECT_FALSE(Game::Restore(stack, "game1 4 9 0 -1 0 1").ok());  // one round: then over
+  EXPECT_FALSE(Game::Restore(stack, "game1 9 4 1 1 0 1").ok());   // the winner has fewer
+  EXPECT_FALSE(Game::Restore(stack, "game1 4 9 1 -1 0 1").ok());  // a draw of unequal points
+  EXPECT_FALSE(Game::Restore(stack, "game1 3 0 0 -1 0 0").ok());  // points before the round
 }
 
 // Programmer errors stop the process in every build (COURTPIECE_CHECK), never corrupt state.

@@ -44,6 +44,8 @@ class Game {
 
  private:
   Game() = default;
+  // Whether the restored fields are a state these rules can reach.
+  bool Reachable(int over_field, int max_rounds) const;
   Rules rules_;
   std::array<int, 2> score_{};
   bool over_ = false;
