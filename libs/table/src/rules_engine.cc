@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "courtpiece/bots/bot.h"
 
 namespace courtpiece::table {
@@ -270,7 +272,42 @@ std::string RulesEngine::Serialize() const {
   return out;
 }
 
-absl::Status RulesEngine::Restore(std::string_view bytes) {
+namespace {
+
+// Snapshots written before the engine kept a rules::Game start with the line
+// "g1 <score0> <score1> <over> <next_caller> <rounds> <has_round>". Rewritten in the current
+// form (the winner, not stored then, is the team at the target; in stack the one with more
+// points), so a table snapshotted by the previous build still restores. Anything that does
+// not parse is left as it is, to be refused by the current parser.
+std::string UpgradeLegacyBytes(std::string_view bytes, const rules::Rules& rules) {
+  if (bytes.substr(0, 3) != "g1 ") return std::string(bytes);
+  const size_t nl = bytes.find('\n');
+  if (nl == std::string_view::npos) return std::string(bytes);
+  const std::vector<absl::string_view> f =
+      absl::StrSplit(absl::string_view(bytes.data() + 3, nl - 3), ' ');
+  std::array<int, 6> v{};
+  if (f.size() != 6) return std::string(bytes);
+  for (int i = 0; i < 6; ++i) {
+    if (!absl::SimpleAtoi(f[i], &v[i]) || v[i] < 0) return std::string(bytes);
+  }
+  const auto [s0, s1, over, next_caller, rounds, has_round] = v;
+  int winner = -1;
+  if (over == 1) {
+    winner = rules.game == rules::GameType::kStack ? (s0 > s1   ? 0
+                                                      : s1 > s0 ? 1
+                                                                : -1)
+                                                   : (s0 >= rules.target ? 0 : 1);
+  }
+  return absl::StrCat("game1 ", s0, " ", s1, " ", over, " ", winner, " ", next_caller, " ", rounds,
+                      "\n", has_round, "\n",
+                      absl::string_view(bytes.data() + nl + 1, bytes.size() - nl - 1));
+}
+
+}  // namespace
+
+absl::Status RulesEngine::Restore(std::string_view legacy_or_current) {
+  const std::string upgraded = UpgradeLegacyBytes(legacy_or_current, rules_);
+  const std::string_view bytes = upgraded;
   const size_t game_end = bytes.find('\n');
   if (game_end == std::string_view::npos || bytes.size() < game_end + 3 ||
       (bytes[game_end + 1] != '0' && bytes[game_end + 1] != '1') || bytes[game_end + 2] != '\n') {

@@ -140,6 +140,15 @@ TEST(RulesEngineBytes, RoundTripAndRefuseARoundThatIsNotTheGamesNext) {
   EXPECT_EQ(st.message(), "the round in play is not this game's next round");
   EXPECT_EQ(fresh.Serialize(), "game1 0 0 0 -1 1 0\n0\n");  // unchanged
   EXPECT_EQ(fresh.Restore("game1 0 0 0 -1 1 0\n2\n").code(), absl::StatusCode::kInvalidArgument);
+  // The previous build's form ("g1 ..." and the round flag on one line) still restores.
+  const std::string legacy = "g1 0 0 0 1 0 1\n" + bytes.substr(21);
+  RulesEngine old(rules, 0);
+  ASSERT_TRUE(old.Restore(legacy).ok());
+  EXPECT_EQ(old.Serialize(), bytes);
+  ASSERT_TRUE(old.Restore("g1 12 3 1 2 9 0\n").ok());
+  EXPECT_EQ(old.Serialize(), "game1 12 3 1 0 2 9\n0\n");
+  EXPECT_TRUE(old.GameOver());
+  EXPECT_EQ(old.Restore("g1 12 3 1 2 9\n").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(fresh.Restore("game1 0 0 0 -1 1 0\n0\nx").code(), absl::StatusCode::kInvalidArgument);
 }
 
