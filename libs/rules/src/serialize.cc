@@ -259,6 +259,25 @@ absl::Status Round::ValidateRestored() const {
   }
   if ((held | played | unplayed_hidden) != dealt_all) return bad("cards lost");
   if ((face_down_ & played) != face_down_) return bad("face-down cards");
+  // Each played card's marks: face down only in hidden and exactly the face-down set;
+  // trump power only on a card of the trump suit that is not face down.
+  CardSet marked_down;
+  auto marks_ok = [&](const TrickRecord& t, int n) {
+    // Marks past n are ignored: a previous build left the last trick's there between tricks.
+    for (int i = 0; i < n; ++i) {
+      const bool down = (t.face_down >> i) & 1, power = (t.trump >> i) & 1;
+      if (down) marked_down.Add(t.cards[i]);
+      if (power && (down || SuitOf(t.cards[i]) != trump_)) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < num_tricks_; ++i) {
+    if (!marks_ok(tricks_[i], 4)) return bad("trick marks");
+  }
+  if (!marks_ok(cur(), cur_n_)) return bad("trick marks");
+  if (marked_down != face_down_ || (!hidden && !face_down_.empty())) {
+    return bad("face-down marks");
+  }
   if (phase_ == Phase::kCall) {
     if (!rules_.HasCall() || num_tricks_ != 0 || cur_n_ != 0 || trump_ >= 0 || hidden_card_ >= 0 ||
         turn_ != caller_) {
