@@ -205,8 +205,7 @@ void SeedStream::Read(uint8_t* out, size_t n) {
 // The position is kept in a local: the card stores (uint8_t) may alias the stream's own
 // fields, which would otherwise be reloaded on every draw. The bytes read are exactly
 // those of Uniform(i + 1) called in turn.
-template <class OnFinal>
-void SeedStream::ShuffleCards(Card* cards, int n, OnFinal on_final) {
+void SeedStream::ShuffleCards(Card* cards, int n, const uint8_t* owners, uint64_t* hands) {
   COURTPIECE_CHECK(n >= 1 && n <= kNumCards, "a shuffle is of 1 to 52 cards");
   uint64_t base = offset_ - static_cast<uint64_t>(pos_);  // stream offset of buf_[0]
   int pos = pos_;
@@ -224,9 +223,9 @@ void SeedStream::ShuffleCards(Card* cards, int n, OnFinal on_final) {
       b = buf_[pos++];
     } while (b >= limit);
     std::swap(cards[i], cards[FastMod(b, m)]);
-    on_final(i, cards[i]);
+    if (owners != nullptr) hands[owners[i]] |= uint64_t{1} << cards[i];
   }
-  on_final(0, cards[0]);
+  if (owners != nullptr) hands[owners[0]] |= uint64_t{1} << cards[0];
   pos_ = pos;
   offset_ = base + static_cast<uint64_t>(pos);
 }
@@ -273,7 +272,7 @@ Shuffle ShuffleFromSeed(const Seed& seed, bool fairness) {
   const int draw = stream.Uniform(7);
   sh.check_applies = fairness && draw < 5;
   std::iota(sh.deck.begin(), sh.deck.end(), Card{0});
-  stream.ShuffleCards(sh.deck.data(), kNumCards, [](int, Card) {});
+  stream.ShuffleCards(sh.deck.data(), kNumCards);
   sh.rest = stream;
   return sh;
 }
@@ -296,8 +295,7 @@ Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump) {
       // Fisher-Yates over deck[20..51]; position 20 + i is final once i is passed, so the
       // hands are built on the way instead of in a second pass.
       std::array<uint64_t, 4> h = first;
-      stream.ShuffleCards(deck.data() + 20, 32,
-                          [&h](int i, Card c) { h[kRestOwner[i]] |= uint64_t{1} << c; });
+      stream.ShuffleCards(deck.data() + 20, 32, kRestOwner.data(), h.data());
       for (int k = 0; k < 4; ++k) hands[k] = CardSet(h[k]);
       ++d.reshuffles;
     } while (d.reshuffles < kMaxReshuffles && IsOneSided(hands, trump));

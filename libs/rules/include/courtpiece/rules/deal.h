@@ -48,9 +48,9 @@ class SeedStream {
   // Uniform integer in [0, n), n in 1..256, by rejection sampling on single bytes.
   int Uniform(int n);
   // Fisher-Yates: for i = n - 1 down to 1, swaps cards[i] with cards[Uniform(i + 1)]
-  // (n in 1..52). Calls on_final(i, cards[i]) as each position i becomes final, 0 last.
-  template <class OnFinal>
-  void ShuffleCards(Card* cards, int n, OnFinal on_final);
+  // (n in 1..52). With `owners`, also ORs each card's bit into hands[owners[i]] as its
+  // position i becomes final (so the dealt hands come out of the same pass).
+  void ShuffleCards(Card* cards, int n, const uint8_t* owners = nullptr, uint64_t* hands = nullptr);
   uint64_t offset() const { return offset_; }
   // Bytes generated per libsodium call (four ChaCha20 blocks).
   static constexpr int kChunkBytes = 256;
