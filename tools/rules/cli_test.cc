@@ -122,10 +122,11 @@ TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
 }
 
 // The rounds are split across threads, but the summary and the --jsonl file are the same
-// for any thread count (each round stands alone; lines are written in round order).
+// for any thread count (each round stands alone; lines are written in round order, batch
+// after batch: 10,001 rounds are two batches of --jsonl).
 TEST(Cli, SelfplaySameOutputForAnyThreadCount) {
   const std::string base =
-      kBin + " selfplay --rules '{\"game\":\"hidden\"}' --rounds 2501 --seed 5eed";
+      kBin + " selfplay --rules '{\"game\":\"hidden\"}' --rounds 10001 --seed 5eed";
   std::string jsonl[2];
   Json summary[2];
   const int threads[2] = {1, 3};
@@ -138,21 +139,45 @@ TEST(Cli, SelfplaySameOutputForAnyThreadCount) {
     std::ifstream in(file);
     jsonl[k].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  EXPECT_EQ(summary[0]["rounds"], 2501);
+  EXPECT_EQ(summary[0]["rounds"], 10001);
   EXPECT_EQ(summary[0]["kinds"], summary[1]["kinds"]);
   EXPECT_EQ(summary[0]["counts"], summary[1]["counts"]);
-  EXPECT_EQ(std::count(jsonl[0].begin(), jsonl[0].end(), '\n'), 2501);
+  EXPECT_EQ(std::count(jsonl[0].begin(), jsonl[0].end(), '\n'), 10001);  // two batches
   EXPECT_EQ(jsonl[0], jsonl[1]);
 }
 
 TEST(Cli, SelfplayRejectsBadThreadCount) {
-  for (const std::string bad : {"0", "257", "x"}) {
+  for (const std::string bad : {"0", "257", "x", "3x", "-1", "+2"}) {
     ExecResult r = Exec(
         kBin + " selfplay --rules '{\"game\":\"piles\"}' --rounds 5 --seed 1 --threads " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad;
     Json j = Json::parse(r.out);
     EXPECT_EQ(j["error"]["code"], "bad_input") << bad;
     EXPECT_EQ(j["error"]["message"], "--threads must be 1..256") << bad;
+  }
+}
+
+TEST(Cli, SelfplayRejectsBadRoundCount) {
+  for (const std::string bad : {"0", "x", "3x", "-5", "1e3", "1000000000000000000000"}) {
+    ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"piles\"}' --seed 1 --rounds " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    Json j = Json::parse(r.out);
+    EXPECT_EQ(j["error"]["code"], "bad_input") << bad;
+    EXPECT_EQ(j["error"]["message"], "--rounds must be a positive integer") << bad;
+  }
+}
+
+// Bad replay arguments are answered in JSON on stdout like any refused input (REPLAY.md:
+// one JSON document on stdout), before stdin is read.
+TEST(Cli, ReplayBadArgumentsAreJsonBadInput) {
+  for (const std::string args : {"--view 4", "--view x", "--view", "--seat 1", "--view 1 2"}) {
+    ExecResult r = Exec(kBin + " replay " + args + " < /dev/null");
+    EXPECT_EQ(r.exit_code, 2) << args;
+    Json j = Json::parse(r.out);
+    EXPECT_EQ(j["ok"], false) << args;
+    EXPECT_EQ(j["error"]["code"], "bad_input") << args;
+    EXPECT_TRUE(j["error"]["round"].is_null()) << args;
+    EXPECT_TRUE(j["error"]["move"].is_null()) << args;
   }
 }
 

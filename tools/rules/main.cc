@@ -31,8 +31,10 @@ int main(int argc, char** argv) {
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "replay") {
-    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return Emit(courtpiece::rules_cli::ReplayCommand(args, input));
+    return Emit(courtpiece::rules_cli::ReplayCommand(args, [] {
+      return std::string(std::istreambuf_iterator<char>(std::cin),
+                         std::istreambuf_iterator<char>());
+    }));
   }
   if (cmd == "selfplay") {
     auto out = courtpiece::rules_cli::SelfplayCommand(args);

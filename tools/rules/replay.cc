@@ -1,5 +1,6 @@
 #include "replay.h"
 
+#include <functional>
 #include <sstream>
 
 #include "courtpiece/rules/deal.h"
@@ -421,7 +422,8 @@ CliOutput RefusedInput(ErrorCode code, const std::string& message) {
   return out;
 }
 
-CliOutput ReplayCommand(const std::vector<std::string>& args, const std::string& input) {
+CliOutput ReplayCommand(const std::vector<std::string>& args,
+                        const std::function<std::string()>& read_input) {
   std::optional<int> view;
   if (!args.empty()) {
     if (args.size() != 2 || args[0] != "--view" || args[1].size() != 1 || args[1][0] < '0' ||
@@ -431,7 +433,7 @@ CliOutput ReplayCommand(const std::vector<std::string>& args, const std::string&
     }
     view = args[1][0] - '0';
   }
-  return Replay(input, view);
+  return Replay(read_input(), view);
 }
 
 CliOutput Replay(const std::string& text, std::optional<int> view_seat) {

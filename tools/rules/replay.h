@@ -6,6 +6,7 @@
 #define COURTPIECE_TOOLS_RULES_REPLAY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +26,10 @@ struct CliOutput {
 // `replay` (view_seat empty) or `replay --view SEAT`.
 CliOutput Replay(const std::string& input, std::optional<int> view_seat);
 // `replay [--view SEAT]` from its arguments: bad arguments are a JSON bad_input error
-// (exit 2) like any other refused input, so stdout is always one JSON document.
-CliOutput ReplayCommand(const std::vector<std::string>& args, const std::string& input);
+// (exit 2) like any other refused input, so stdout is always one JSON document. The input
+// is read (read_input) only once the arguments are good.
+CliOutput ReplayCommand(const std::vector<std::string>& args,
+                        const std::function<std::string()>& read_input);
 
 // Options map from a JSON object (for --rules); nullopt if `j` is not an object.
 std::optional<rules::OptionMap> OptionsFromJson(const Json& j);

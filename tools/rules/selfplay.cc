@@ -2,8 +2,12 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <ostream>
+#include <system_error>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "courtpiece/bots/bot.h"
 #include "courtpiece/common/splitmix64.h"
 #include "courtpiece/rules/deal.h"
@@ -62,7 +66,21 @@ std::optional<rules::Seed> SeedFlag(const std::string& hex) {
 using PolicyRng = ::courtpiece::SplitMix64;
 
 constexpr int kMaxThreads = 256;
-constexpr long long kJsonlRoundsPerThread = 1 << 14;
+// With --jsonl, rounds are played in batches of this many (split across the threads) and
+// each batch's lines are written before the next: memory stays bounded (~12 MB of lines).
+constexpr long long kJsonlRoundsPerBatch = 8192;
+
+// Digits only, 1 to 18 of them, value >= 1.
+std::optional<long long> PositiveInt(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  long long v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1) return std::nullopt;
+  return v;
+}
 
 int DefaultThreads() {
   const unsigned hw = std::thread::hardware_concurrency();
@@ -131,6 +149,43 @@ void PlayRounds(const SelfplayJob& job, long long first, long long last, Tally* 
       *lines += '\n';
     }
   }
+}
+
+// Plays rounds [0, n) on `threads` threads into *tally, writing --jsonl lines to *jsonl
+// when not null. Batches of rounds are split into one contiguous slice per thread and the
+// slices' lines written in round order: the output does not depend on the thread count.
+absl::Status PlayAll(const SelfplayJob& job, long long n, int threads, std::ostream* jsonl,
+                     Tally* tally) {
+  const long long batch = jsonl != nullptr ? std::max<long long>(kJsonlRoundsPerBatch, threads) : n;
+  std::vector<Tally> tallies(threads);
+  std::vector<std::string> lines(threads);
+  for (long long first = 0; first < n; first += batch) {
+    const long long last = std::min(n, first + batch);
+    const long long per = (last - first + threads - 1) / threads;
+    std::vector<std::thread> pool;
+    absl::Status started = absl::OkStatus();
+    for (int t = 0; t < threads && started.ok(); ++t) {
+      const long long a = std::min(last, first + t * per), b = std::min(last, a + per);
+      lines[t].clear();
+      if (t + 1 == threads) {  // the calling thread plays the last slice
+        PlayRounds(job, a, b, &tallies[t], &lines[t]);
+        continue;
+      }
+      try {
+        pool.emplace_back(PlayRounds, std::cref(job), a, b, &tallies[t], &lines[t]);
+      } catch (const std::system_error& e) {
+        started = absl::ResourceExhaustedError(std::string("cannot start a thread: ") + e.what());
+      }
+    }
+    for (auto& th : pool) th.join();
+    if (!started.ok()) return started;
+    if (jsonl != nullptr) {
+      for (const std::string& text : lines) *jsonl << text;
+      if (!*jsonl) return absl::UnavailableError("cannot write the --jsonl file");
+    }
+  }
+  for (const Tally& t : tallies) tally->Add(t);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -212,13 +267,9 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     out.json["error"]["code"] = "bad_rules";
     return out;
   }
-  long long n = 0;
-  try {
-    n = std::stoll(f["rounds"]);
-  } catch (...) {
-    return UsageError("--rounds must be a positive integer");
-  }
-  if (n <= 0) return UsageError("--rounds must be a positive integer");
+  const std::optional<long long> rounds = PositiveInt(f["rounds"]);
+  if (!rounds) return UsageError("--rounds must be a positive integer");
+  const long long n = *rounds;
   auto seed = SeedFlag(f["seed"]);
   if (!seed) return UsageError("--seed must be 1 to 64 hex digits");
   std::string policy = f.count("policy") ? f["policy"] : "random";
@@ -232,44 +283,19 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
   }
   int threads = DefaultThreads();
   if (f.count("threads")) {
-    threads = 0;
-    try {
-      threads = std::stoi(f["threads"]);
-    } catch (...) {
-    }
-    if (threads < 1 || threads > kMaxThreads) {
+    const std::optional<long long> t = PositiveInt(f["threads"]);
+    if (!t || *t > kMaxThreads) {
       return UsageError("--threads must be 1.." + std::to_string(kMaxThreads));
     }
+    threads = static_cast<int>(*t);
   }
+  threads = static_cast<int>(std::min<long long>(threads, n));  // no idle threads
   const SelfplayJob job{*r, *seed, bot, write, OptionsToJson(rules::RulesToOptions(*r))};
   Tally tally;
-  // Batches of rounds split into one contiguous slice per thread; the slices' JSON lines
-  // are written in round order, so the output does not depend on the thread count. With
-  // --jsonl a batch is bounded so that the lines held in memory stay small.
-  const long long batch = write ? kJsonlRoundsPerThread * threads : n;
-  std::vector<Tally> tallies(threads);
-  std::vector<std::string> lines(threads);
   auto start = std::chrono::steady_clock::now();
-  for (long long first = 0; first < n; first += batch) {
-    const long long last = std::min(n, first + batch);
-    const long long per = (last - first + threads - 1) / threads;
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      const long long a = std::min(last, first + t * per), b = std::min(last, a + per);
-      lines[t].clear();
-      if (t + 1 == threads) {  // the calling thread plays the last slice
-        PlayRounds(job, a, b, &tallies[t], &lines[t]);
-      } else {
-        pool.emplace_back(PlayRounds, std::cref(job), a, b, &tallies[t], &lines[t]);
-      }
-    }
-    for (auto& th : pool) th.join();
-    if (write) {
-      for (const std::string& text : lines) jsonl << text;
-      if (!jsonl) return UsageError("cannot write --jsonl file " + f["jsonl"]);
-    }
+  if (absl::Status st = PlayAll(job, n, threads, write ? &jsonl : nullptr, &tally); !st.ok()) {
+    return UsageError(std::string(st.message()) + (write ? " (--jsonl " + f["jsonl"] + ")" : ""));
   }
-  for (const Tally& t : tallies) tally.Add(t);
   const auto& kind_n = tally.kinds;
   const auto& count_n = tally.counts;
   const double seconds =
