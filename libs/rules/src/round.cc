@@ -637,9 +637,11 @@ int Round::PlayOutRandomBmi2(SplitMix64& rng, Move* moves) {
 
 int Round::PlayOutRandom(SplitMix64& rng, Move* moves) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2")) {
-    return PlayOutRandomBmi2(rng, moves);
-  }
+  // AMD before Zen 3 (families 15h and 17h) has BMI2 but a microcoded, slow pdep.
+  static const bool kFastPdep = __builtin_cpu_supports("popcnt") &&
+                                __builtin_cpu_supports("bmi2") &&
+                                !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("amdfam17h");
+  if (kFastPdep) return PlayOutRandomBmi2(rng, moves);
 #endif
   return PlayOutRandomPortable(rng, moves);
 }
