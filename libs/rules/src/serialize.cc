@@ -259,13 +259,18 @@ absl::Status Round::ValidateRestored() const {
   }
   if ((held | played | unplayed_hidden) != dealt_all) return bad("cards lost");
   if ((face_down_ & played) != face_down_) return bad("face-down cards");
-  // Each played card's marks: face down only in hidden and exactly the face-down set;
-  // trump power only on a card of the trump suit that is not face down.
+  // Each played card's marks: face down only in hidden, only where a throw can be, and
+  // exactly the face-down set; trump power only on a trump-suit card not face down.
   CardSet marked_down;
   auto marks_ok = [&](const TrickRecord& t, int n) {
     // Marks past n are ignored: a previous build left the last trick's there between tricks.
     for (int i = 0; i < n; ++i) {
       const bool down = (t.face_down >> i) & 1, power = (t.trump >> i) & 1;
+      // A face-down throw is the caller's, never a lead, never of the led suit.
+      if (down &&
+          (i == 0 || (t.leader + i) % 4 != caller_ || SuitOf(t.cards[i]) == SuitOf(t.cards[0]))) {
+        return false;
+      }
       if (down) marked_down.Add(t.cards[i]);
       if (power && (down || SuitOf(t.cards[i]) != trump_)) return false;
     }
