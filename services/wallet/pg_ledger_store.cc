@@ -17,7 +17,7 @@ using storage::PgResult;
 using storage::PgRow;
 using storage::PgTransaction;
 
-constexpr int kRetryAttemptsMax = 3;  // Aborted (transient conflict) only
+constexpr int kRetryAttemptsMax = 3;  // writes: Aborted only; reads also Unavailable
 
 // Account ids are validated ([A-Za-z0-9_:-]), so quoting each element is enough.
 std::string TextArray(const std::vector<std::string>& items) {
@@ -103,19 +103,23 @@ absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, ab
 
 absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, absl::Time) {
   int64_t balance = 0;
-  absl::Status status = pool_.Run([&](PgTransaction& tx) -> absl::Status {
-    if (account_id == kHouseAccount) {
-      ASSIGN_OR_RETURN(PgRow row, tx.ExecOneRow("SELECT coalesce(sum(balance), 0)::bigint FROM "
-                                                "wallet.accounts WHERE kind = 'house'"));
-      ASSIGN_OR_RETURN(balance, row.Int64(0));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(PgResult result,
-                     tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1", {account_id}));
-    if (result.empty()) return absl::NotFoundError(absl::StrCat("unknown account ", account_id));
-    ASSIGN_OR_RETURN(balance, result.row(0).Int64(0));
-    return absl::OkStatus();
-  });
+  // A read: safe to run again when a backend dies under it (PgPool::RunIdempotent).
+  absl::Status status =
+      pool_.RunIdempotent(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
+        if (account_id == kHouseAccount) {
+          ASSIGN_OR_RETURN(PgRow row, tx.ExecOneRow("SELECT coalesce(sum(balance), 0)::bigint FROM "
+                                                    "wallet.accounts WHERE kind = 'house'"));
+          ASSIGN_OR_RETURN(balance, row.Int64(0));
+          return absl::OkStatus();
+        }
+        ASSIGN_OR_RETURN(
+            PgResult result,
+            tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1", {account_id}));
+        if (result.empty())
+          return absl::NotFoundError(absl::StrCat("unknown account ", account_id));
+        ASSIGN_OR_RETURN(balance, result.row(0).Int64(0));
+        return absl::OkStatus();
+      });
   if (!status.ok()) return status;
   return balance;
 }
@@ -134,25 +138,27 @@ absl::StatusOr<std::vector<LedgerEntry>> PgLedgerStore::History(absl::string_vie
       "FROM wallet.entries e JOIN wallet.transfers t ON t.id = e.transfer_id WHERE ",
       filter, " AND ($2::bigint = 0 OR e.id < $2) ORDER BY e.id DESC LIMIT $3");
   std::vector<LedgerEntry> out;
-  absl::Status status = pool_.Run([&](PgTransaction& tx) -> absl::Status {
-    ASSIGN_OR_RETURN(PgResult result, tx.Exec(sql, {account_id, before_entry_id, limit}));
-    for (const PgRow& row : result.rows()) {
-      LedgerEntry e;
-      ASSIGN_OR_RETURN(e.entry_id, row.Int64(0));
-      ASSIGN_OR_RETURN(e.transfer_id, row.Int64(1));
-      ASSIGN_OR_RETURN(e.account_id, row.String(2));
-      ASSIGN_OR_RETURN(e.amount, row.Int64(3));
-      ASSIGN_OR_RETURN(e.balance_after, row.Int64(4));
-      ASSIGN_OR_RETURN(e.idempotency_key, row.String(5));
-      ASSIGN_OR_RETURN(e.metadata.table_id, row.String(6));
-      ASSIGN_OR_RETURN(e.metadata.round, row.Int64(7));
-      ASSIGN_OR_RETURN(e.metadata.reason, row.String(8));
-      ASSIGN_OR_RETURN(int64_t created_us, row.Int64(9));
-      e.created_at = absl::FromUnixMicros(created_us);
-      out.push_back(std::move(e));
-    }
-    return absl::OkStatus();
-  });
+  absl::Status status =
+      pool_.RunIdempotent(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
+        out.clear();  // a retried read starts over
+        ASSIGN_OR_RETURN(PgResult result, tx.Exec(sql, {account_id, before_entry_id, limit}));
+        for (const PgRow& row : result.rows()) {
+          LedgerEntry e;
+          ASSIGN_OR_RETURN(e.entry_id, row.Int64(0));
+          ASSIGN_OR_RETURN(e.transfer_id, row.Int64(1));
+          ASSIGN_OR_RETURN(e.account_id, row.String(2));
+          ASSIGN_OR_RETURN(e.amount, row.Int64(3));
+          ASSIGN_OR_RETURN(e.balance_after, row.Int64(4));
+          ASSIGN_OR_RETURN(e.idempotency_key, row.String(5));
+          ASSIGN_OR_RETURN(e.metadata.table_id, row.String(6));
+          ASSIGN_OR_RETURN(e.metadata.round, row.Int64(7));
+          ASSIGN_OR_RETURN(e.metadata.reason, row.String(8));
+          ASSIGN_OR_RETURN(int64_t created_us, row.Int64(9));
+          e.created_at = absl::FromUnixMicros(created_us);
+          out.push_back(std::move(e));
+        }
+        return absl::OkStatus();
+      });
   if (!status.ok()) return status;
   return out;
 }

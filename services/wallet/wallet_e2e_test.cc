@@ -243,6 +243,8 @@ TEST_F(WalletE2eTest, RoundsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
   storage::PgPool admin({.url = db_->admin_url(), .size_max = 1});
   std::atomic<bool> stop = false;
   std::atomic<int64_t> killed_total = 0;
+  // The killer may strike once more after the clients are done, just before the balances
+  // are read: the reads must then get past the pool's dying connections (RunIdempotent).
   std::thread killer([&] {
     for (int round = 0; round < 6 && !stop; ++round) {
       absl::SleepFor(absl::Milliseconds(200));

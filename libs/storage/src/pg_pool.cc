@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/storage/pg_errors.h"
 #include "pg_internal.h"
 
@@ -295,15 +296,26 @@ absl::Duration RetryBackoff(int backoff_ms, int attempt) {
 
 }  // namespace
 
-absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
-  assert(max_attempts >= 1);
+absl::Status PgPool::RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
+                                 bool retry_unavailable) {
+  COURTPIECE_CHECK(max_attempts >= 1, "at least one attempt");
   absl::Status status;
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
     status = Run(fn, tx_options);
-    if (status.code() != absl::StatusCode::kAborted) return status;
+    const bool retry = status.code() == absl::StatusCode::kAborted ||
+                       (retry_unavailable && status.code() == absl::StatusCode::kUnavailable);
+    if (!retry) return status;
   }
   return status;
+}
+
+absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
+  return RunRetrying(max_attempts, fn, tx_options, /*retry_unavailable=*/false);
+}
+
+absl::Status PgPool::RunIdempotent(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
+  return RunRetrying(max_attempts, fn, tx_options, /*retry_unavailable=*/true);
 }
 
 absl::Status PgPool::Ping() {

@@ -337,6 +337,27 @@ TEST_F(PgPoolTest, IdleConnectionKilledIsReplacedTransparently) {
   EXPECT_EQ(pool.connections_opened(), 2);
 }
 
+// A read whose connection breaks under it (here it terminates its own backend on the first
+// attempt): Run gives Unavailable; RunIdempotent runs it again on a fresh connection.
+TEST_F(PgPoolTest, RunIdempotentRetriesABrokenConnection) {
+  PgPool pool(Options(1));
+  int attempts = 0;
+  auto read = [&](PgTransaction& tx) -> absl::Status {
+    if (++attempts == 1) return tx.Exec("SELECT pg_terminate_backend(pg_backend_pid())").status();
+    return tx.Exec("SELECT 1").status();
+  };
+  EXPECT_EQ(pool.Run(read).code(), C::kUnavailable);
+  EXPECT_EQ(attempts, 1);
+  attempts = 0;
+  EXPECT_TRUE(pool.RunIdempotent(3, read).ok());
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(pool.connections_discarded(), 2);
+  // RunWithRetry does not retry Unavailable (a write's commit may have happened).
+  attempts = 0;
+  EXPECT_EQ(pool.RunWithRetry(3, read).code(), C::kUnavailable);
+  EXPECT_EQ(attempts, 1);
+}
+
 TEST_F(PgPoolTest, StatementTimeoutIsDeadlineExceeded) {
   PgPoolOptions options = Options(1);
   options.statement_timeout_ms = 200;

@@ -24,6 +24,8 @@
 //    restart) is noticed without a round trip and replaced; one idle longer than
 //    health_check_idle_ms is also pinged. So only statements in flight see Unavailable.
 //    The failed Run is never retried by the pool (its commit may or may not have happened).
+//  - RunIdempotent() also re-runs on Unavailable: only for transactions that may commit
+//    twice (reads).
 //  - RunWithRetry() re-runs `fn` on Aborted only, at most max_attempts times in total, after
 //    a short jittered backoff (retry_backoff_ms), so `fn` must reset whatever it writes
 //    outside the transaction.
@@ -173,6 +175,12 @@ class PgPool {
   absl::Status Run(const TxFn& fn, PgTxOptions tx_options = {});
   // Run, retried while it returns Aborted, max_attempts >= 1 runs in total.
   absl::Status RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
+  // For transactions that may safely commit more than once (reads): Run, retried while it
+  // returns Aborted or Unavailable. Unavailable means the connection broke under the
+  // statement (a backend terminated or the server restarting: an idle connection whose
+  // backend is still exiting looks healthy); running a read again cannot apply anything
+  // twice, so it is retried on a fresh connection. max_attempts >= 1 runs in total.
+  absl::Status RunIdempotent(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
 
   // SELECT 1 on a pooled connection: for readiness checks.
   absl::Status Ping();
@@ -193,6 +201,8 @@ class PgPool {
   void Release(std::unique_ptr<Conn> conn, bool broken);
   absl::StatusOr<std::unique_ptr<Conn>> Connect();
   bool Healthy(Conn& conn);
+  absl::Status RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
+                           bool retry_unavailable);
   absl::Status RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, bool& broken);
 
   const PgPoolOptions options_;
