@@ -573,6 +573,46 @@ template <GameType G, class Bits>
     ApplyChecked(m);
     record(m);
   }
+  if constexpr (G != GameType::kHidden) {
+    // No ask, show or face-down throw: whole tricks at a time, with the trick's state in
+    // locals (a trick already begun, e.g. in a restored round, finishes move by move).
+    while (phase_ != Phase::kOver && cur_n_ == 0) {
+      const int leader = turn_;
+      TrickRecord& t = cur();
+      t.leader = static_cast<uint8_t>(leader);
+      t.face_down = 0;
+      uint64_t led = CardSet::Deck().bits();
+      int led_suit = -1;
+      uint8_t powered = 0;
+      for (int i = 0; i < 4; ++i) {
+        const int seat = (leader + i) & 3;
+        const uint64_t h = hand_[seat].bits();
+        const uint64_t follow = h & led;
+        const uint64_t playable = follow != 0 ? follow : h;
+        const Card c = Bits::Nth(playable, rng.Below(Bits::Count(playable)));
+        assert(Check(Move::Play(seat, c)) == ErrorCode::kOk);
+        record(Move::Play(seat, c));
+        hand_[seat] = CardSet(h & ~(uint64_t{1} << c));
+        t.cards[i] = c;
+        const int suit = SuitOf(c);
+        if (i == 0) {
+          led_suit = suit;
+          led = CardSet::Suit(suit).bits();
+        }
+        if constexpr (G == GameType::kKaat) {  // the first cut sets the trump (PlayCard)
+          if (trump_ < 0 && suit != led_suit) {
+            trump_ = static_cast<int8_t>(suit);
+            set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+          }
+        }
+        powered = static_cast<uint8_t>(powered | ((suit == trump_ ? 1u : 0u) << i));
+      }
+      t.trump = powered;
+      cur_n_ = 4;
+      must_trump_ = false;
+      ResolveTrick<G>();
+    }
+  }
   while (phase_ != Phase::kOver) {
     const int seat = turn_;
     uint64_t playable;
@@ -639,8 +679,8 @@ int Round::PlayOutRandom(SplitMix64& rng, Move* moves) {
 #if defined(__x86_64__)
   // AMD before Zen 3 (families 15h and 17h) has BMI2 but a microcoded, slow pdep.
   static const bool kFastPdep = __builtin_cpu_supports("popcnt") &&
-                                __builtin_cpu_supports("bmi2") &&
-                                !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("amdfam17h");
+                                __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("amdfam15h") &&
+                                !__builtin_cpu_is("amdfam17h");
   if (kFastPdep) return PlayOutRandomBmi2(rng, moves);
 #endif
   return PlayOutRandomPortable(rng, moves);
