@@ -233,10 +233,6 @@ absl::Status Round::Apply(const Move& m) {
 
 void Round::ApplyChecked(const Move& m) {
   assert(Check(m) == ErrorCode::kOk);  // hot path: debug builds and the sanitizer pass
-  if (m.type == MoveType::kPlay) [[likely]] {
-    PlayDispatch(m.seat, m.value);
-    return;
-  }
   switch (m.type) {
     case MoveType::kCall:
       trump_ = static_cast<int8_t>(m.value);
@@ -286,6 +282,19 @@ void Round::DoShow(int seat) {
 
 // The play path is instantiated per game type (PlayDispatch picks one per move), so the
 // game-type tests below are compile-time constants.
+// Kaat: the first card not of the led suit sets the trump. Then whether `c` is of the
+// trump suit (never while there is none: trump_ -1).
+template <GameType G>
+[[gnu::always_inline]] inline bool Round::SetsOrIsTrump(int seat, Card c, int led_suit) {
+  if constexpr (G == GameType::kKaat) {
+    if (trump_ < 0 && SuitOf(c) != led_suit) {
+      trump_ = static_cast<int8_t>(SuitOf(c));
+      set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
+    }
+  }
+  return SuitOf(c) == trump_;
+}
+
 template <GameType G>
 [[gnu::always_inline]] inline void Round::PlayCard(int seat, Card c) {
   constexpr bool kHiddenGame = G == GameType::kHidden;
@@ -297,12 +306,7 @@ template <GameType G>
     cur().trump = 0;
   }
   const uint8_t bit = static_cast<uint8_t>(1u << n);
-  if constexpr (G == GameType::kKaat) {
-    if (trump_ < 0 && SuitOf(c) != led) {
-      trump_ = static_cast<int8_t>(SuitOf(c));
-      set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
-    }
-  }
+  const bool trump_suit = SetsOrIsTrump<G>(seat, c, led);
   bool face_down = false;
   if constexpr (kHiddenGame) {
     face_down = IsFaceDownThrow(seat, c);
@@ -311,8 +315,7 @@ template <GameType G>
       face_down_.Add(c);
     }
   }
-  const bool powered =
-      !face_down && SuitOf(c) == trump_ && (!kHiddenGame || shown_);  // trump_ -1: never
+  const bool powered = trump_suit && !face_down && (!kHiddenGame || shown_);
   hand_[seat].Remove(c);
   cur().cards[n] = c;
   cur().trump = static_cast<uint8_t>(cur().trump | (powered ? bit : 0));
@@ -596,18 +599,12 @@ template <GameType G, class Bits>
         record(Move::Play(seat, c));
         hand_[seat] = CardSet(h & ~(uint64_t{1} << c));
         t.cards[i] = c;
-        const int suit = SuitOf(c);
         if (i == 0) {
-          led_suit = suit;
-          led = CardSet::Suit(suit).bits();
+          led_suit = SuitOf(c);
+          led = CardSet::Suit(led_suit).bits();
         }
-        if constexpr (G == GameType::kKaat) {  // the first cut sets the trump (PlayCard)
-          if (trump_ < 0 && suit != led_suit) {
-            trump_ = static_cast<int8_t>(suit);
-            set_event_ = {static_cast<int8_t>(num_tricks_ + 1), static_cast<int8_t>(seat)};
-          }
-        }
-        powered = static_cast<uint8_t>(powered | ((suit == trump_ ? 1u : 0u) << i));
+        const unsigned trump_suit = SetsOrIsTrump<G>(seat, c, led_suit) ? 1u : 0u;
+        powered = static_cast<uint8_t>(powered | (trump_suit << i));
       }
       t.trump = powered;
       cur_n_ = 4;

@@ -234,6 +234,8 @@ class Round {
   template <GameType G, class Bits>
   int PlayOutLoop(SplitMix64& rng, Move* moves);
   template <GameType G>
+  bool SetsOrIsTrump(int seat, Card c, int led_suit);
+  template <GameType G>
   void PlayCard(int seat, Card c);
   template <GameType G>
   void ResolveTrick();
