@@ -20,3 +20,25 @@ function(courtpiece_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Werror
     -Wno-error=restrict -Wno-error=maybe-uninitialized)
 endfunction()
+
+# ccache, when installed: its directory lives outside the clone (COURTPIECE_CCACHE_DIR, else
+# the user's cache directory) and paths are hashed relative to the source tree with the
+# working directory left out, so a fresh clone anywhere on a machine that built before
+# compiles only what changed. Debug info of a cache hit names the path it was built at.
+option(COURTPIECE_CCACHE "Compile through ccache when it is installed" ON)
+find_program(COURTPIECE_CCACHE_PROGRAM ccache)
+if(COURTPIECE_CCACHE AND COURTPIECE_CCACHE_PROGRAM)
+  if(DEFINED ENV{COURTPIECE_CCACHE_DIR})
+    set(courtpiece_ccache_dir "$ENV{COURTPIECE_CCACHE_DIR}")
+  elseif(DEFINED ENV{XDG_CACHE_HOME})
+    set(courtpiece_ccache_dir "$ENV{XDG_CACHE_HOME}/courtpiece-ccache")
+  else()
+    set(courtpiece_ccache_dir "$ENV{HOME}/.cache/courtpiece-ccache")
+  endif()
+  set(courtpiece_launcher /usr/bin/env CCACHE_DIR=${courtpiece_ccache_dir}
+    CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=8G
+    CCACHE_SLOPPINESS=pch_defines,time_macros ${COURTPIECE_CCACHE_PROGRAM})
+  set(CMAKE_C_COMPILER_LAUNCHER ${courtpiece_launcher})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${courtpiece_launcher})
+  message(STATUS "ccache: ${COURTPIECE_CCACHE_PROGRAM} (dir ${courtpiece_ccache_dir})")
+endif()
