@@ -2,7 +2,11 @@
 # Generates messages and gRPC stubs (with gMock mocks) into the build tree and wraps them
 # in a static library <name>. Include as "courtpiece/<area>/v1/<file>.pb.h" / ".grpc.pb.h".
 set(COURTPIECE_PROTO_ROOT ${CMAKE_SOURCE_DIR}/protos)
-set(COURTPIECE_PROTO_OUT ${CMAKE_BINARY_DIR}/gen)
+# The generated sources depend only on the .proto files and protoc, not on the build type or
+# sanitizers, so a second build tree (tests/run.sh's ASan pass) may point here at the first
+# one's directory instead of running protoc again. Never build two trees sharing it at once.
+set(COURTPIECE_PROTO_OUT ${CMAKE_BINARY_DIR}/gen CACHE PATH
+  "Where protoc writes generated sources (default: <build>/gen)")
 
 function(courtpiece_proto_library name)
   cmake_parse_arguments(ARG "" "" "PROTOS;DEPS" ${ARGN})

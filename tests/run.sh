@@ -23,10 +23,20 @@ pg_port=${COURTPIECE_TEST_PG_PORT:-55432}
 redis_port=${COURTPIECE_TEST_REDIS_PORT:-56379}
 state_dir="$root/.local/test"
 
-step() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+started_s=$(date +%s)
+step() { printf '\n== %s (%s, +%ss)\n' "$1" "$(date -u +%H:%M:%S)" "$(( $(date +%s) - started_s ))"; }
 
 step "dependencies"
 ./deploy/local/install-deps.sh
+
+# The same directory cmake/CourtpieceOptions.cmake hands to ccache; counters are reset per run.
+ccache_dir=${COURTPIECE_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/courtpiece-ccache}
+ccache_stats() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  echo "ccache ($ccache_dir):"
+  CCACHE_DIR="$ccache_dir" ccache --show-stats 2>/dev/null | grep -E '^ *(Hits|Misses|Cache size)' || true
+}
+command -v ccache >/dev/null 2>&1 && CCACHE_DIR="$ccache_dir" ccache --zero-stats >/dev/null 2>&1 || true
 
 step "build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -51,11 +61,13 @@ if [ "$sanitizers" = 1 ]; then
   step "sanitizer build (ASan+UBSan) and unit tests"
   # -O1 keeps assertions on (no NDEBUG) at a fraction of -O0's run time; the heavy
   # randomized tests run a tenth of their iterations here (full counts ran above).
+  # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-    -DCOURTPIECE_SANITIZE=address >/dev/null
+    -DCOURTPIECE_SANITIZE=address -DCOURTPIECE_PROTO_OUT="$root/build/gen" >/dev/null
   cmake --build build-asan -j"$jobs"
   COURTPIECE_TEST_SCALE_DIVISOR=10 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900
 fi
+ccache_stats
 step "all tests passed"
