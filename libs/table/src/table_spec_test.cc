@@ -359,6 +359,23 @@ TEST_F(Spec, TheReportWindowsEdgesAreExact) {
   EXPECT_THAT(reporters, ElementsAre("b", "c"));
 }
 
+// A court-stake refusal naming none of the payers (the tablesim's scripted wallet can say
+// that) pays the pot out as it is instead of asking the wallet again for ever.
+TEST_F(Spec, ACourtStakeRefusalNamingNoPayerPaysOutThePotAsItIs) {
+  engines.script = {{1, "court", 2}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.auto_reply = false;
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_TRUE(h.ReplyNow({.ok = false, .short_players = {"nobody"}}).ok());
+  EXPECT_EQ(Transfers(h, TransferStep::kCourtStake).size(), 1u);
+  EXPECT_FALSE(h.table().AwaitedTransferKey().has_value());
+  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+  ASSERT_EQ(pay.size(), 1u);
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -400}, {"player:b", 200}, {"player:c", 200}}));
+}
+
 // ---- 6. Seed publication (RULES.md §3), from each seat's own stream.
 
 // Every seat's stream: the commitment before its first card of the round; `seed_to` says
