@@ -68,6 +68,24 @@ absl::StatusOr<Command> CommandFromJson(std::string_view text) {
   if (j.is_discarded() || !j.is_object() || !j.contains("type") || !j["type"].is_string()) {
     return absl::InvalidArgumentError("a command is an object with a string \"type\"");
   }
+  // Wrong types are errors, never exceptions (this reads untrusted input).
+  auto str = [&](const char* key, std::string* out) {
+    auto it = j.find(key);
+    if (it == j.end()) return true;
+    if (!it->is_string()) return false;
+    *out = it->get<std::string>();
+    return true;
+  };
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) {
+    auto it = j.find(key);
+    if (it == j.end()) return true;
+    if (!it->is_number_integer()) return false;
+    if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(hi)) return false;
+    int64_t v = it->get<int64_t>();
+    if (v < lo || v > hi) return false;
+    *out = v;
+    return true;
+  };
   std::string type = j["type"];
   Command c;
   if (type == "call" || type == "hide" || type == "play" || type == "ask" || type == "show") {
@@ -80,18 +98,27 @@ absl::StatusOr<Command> CommandFromJson(std::string_view text) {
     for (auto& [n, k] : kinds) {
       if (type == n) c.move.kind = k;
     }
-    c.move.card = j.value("card", j.value("suit", std::string()));
+    if (!str("suit", &c.move.card) || !str("card", &c.move.card)) {
+      return absl::InvalidArgumentError("card and suit are strings");
+    }
   } else if (std::optional<CommandType> t = ParseCommandType(type)) {
     c.type = *t;
   } else {
     return absl::InvalidArgumentError("unknown command type " + type);
   }
-  c.player = j.value("player", std::string());
-  c.seat = j.value("seat", -1);
-  c.yes = j.value("yes", true);
-  c.note_id = j.value("note_id", std::string());
-  c.duration_ms = j.value("duration_ms", int64_t{0});
-  c.balance_coins = j.value("balance", int64_t{1'000'000});
+  int64_t seat = -1;
+  c.balance_coins = 1'000'000;
+  if (!str("player", &c.player) || !str("note_id", &c.note_id) || !integer("seat", -1, 3, &seat) ||
+      !integer("duration_ms", 0, 1'000'000, &c.duration_ms) ||
+      !integer("balance", 0, int64_t{1} << 50, &c.balance_coins)) {
+    return absl::InvalidArgumentError(
+        "player and note_id are strings; seat -1..3, duration_ms 0..1000000, balance >= 0");
+  }
+  c.seat = static_cast<int>(seat);
+  if (auto it = j.find("yes"); it != j.end()) {
+    if (!it->is_boolean()) return absl::InvalidArgumentError("yes is true or false");
+    c.yes = it->get<bool>();
+  }
   return c;
 }
 

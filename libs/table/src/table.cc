@@ -59,21 +59,28 @@ std::string Sha256Hex(const Seed& seed) {
 }
 std::string SeedHex(const Seed& seed) { return Hex(seed.data(), seed.size()); }
 
+absl::Status ValidateTableOptions(const TableOptions& options) {
+  if (options.bet_coins < kBetMinCoins || options.bet_coins > kBetMaxCoins) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bet_coins must be ", kBetMinCoins, "..", kBetMaxCoins));
+  }
+  if (options.turn_time_ms < kTurnTimeMinMs || options.turn_time_ms > kTurnTimeMaxMs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("turn_time_ms must be ", kTurnTimeMinMs, "..", kTurnTimeMaxMs));
+  }
+  if (options.table_id.empty() || options.host_player.empty()) {
+    return absl::InvalidArgumentError("table_id and host_player are required");
+  }
+  return absl::OkStatus();
+}
+
 Table::Table(const TableOptions& options, EngineFactory* engines, SeedSource* seeds)
     : options_(options), engines_(engines), seeds_(seeds) {}
 
 absl::StatusOr<std::unique_ptr<Table>> Table::Create(const TableOptions& options,
                                                      EngineFactory* engines, SeedSource* seeds,
                                                      int64_t now_ms) {
-  if (options.bet_coins < 25 || options.bet_coins > 1000) {
-    return absl::InvalidArgumentError("bet_coins must be 25..1000");
-  }
-  if (options.turn_time_ms < 5000 || options.turn_time_ms > 30000) {
-    return absl::InvalidArgumentError("turn_time_ms must be 5000..30000");
-  }
-  if (options.table_id.empty() || options.host_player.empty()) {
-    return absl::InvalidArgumentError("table_id and host_player are required");
-  }
+  if (absl::Status s = ValidateTableOptions(options); !s.ok()) return s;
   if (absl::Status s = engines->Validate(options.game_options); !s.ok()) return s;
   std::unique_ptr<Table> t(new Table(options, engines, seeds));
   t->seats_[0].kind = SeatKind::kPerson;
@@ -240,12 +247,7 @@ absl::Status Table::Handle(const Command& c, int64_t now_ms) {
   }
   // Any accepted action of the player takes their seat back from the bot (RULES.md §4.7).
   s = SeatOf(c.player);  // a swap may have moved them
-  if (s >= 0 && seats_[s].bot_driving) {
-    seats_[s].bot_driving = false;
-    seats_[s].timeouts_in_row = 0;
-    EmitAll({.type = "bot_released", .seat = s, .player = seats_[s].player});
-    if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now_ms);
-  }
+  if (s >= 0) ReleaseBot(s, now_ms);
   return status;
 }
 

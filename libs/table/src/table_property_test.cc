@@ -240,7 +240,10 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
     std::vector<std::string> in = seated();
     const std::string& anyone = players[pick(6)];
     const std::string& sitter = in.empty() ? anyone : in[pick(static_cast<int>(in.size()))];
-    if (chance(0.05)) h.scripted_replies.push_back({false, {sitter}});
+    // Scripted refusals queue up until a stake is asked for. Since nothing is dealt while a
+    // person is away (§4.3) tables wait longer between rounds, and at 5% the queue refused
+    // most stakes (fewer rounds than tables); 2% keeps every path exercised.
+    if (chance(0.02)) h.scripted_replies.push_back({false, {sitter}});
     int action = pick(20);
     if (late_wallet && h.table().AwaitedTransferKey() && chance(0.25)) {
       reply_pending();
@@ -249,13 +252,24 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
     } else if (action == 1) {
       if (chance(0.3)) (void)h.Simple(CommandType::kLeave, sitter);
     } else if (action == 2) {
-      (void)h.Simple(CommandType::kDisconnect, sitter);
+      // Less often than the rest: a person away stops every deal and game start (§4.3).
+      if (chance(0.4)) (void)h.Simple(CommandType::kDisconnect, sitter);
     } else if (action == 3) {
-      (void)h.Simple(CommandType::kReconnect, sitter);
+      // Someone away comes back (no game starts or deals while a person is away, §4.3).
+      std::string back = sitter;
+      for (int s = 0; s < 4; ++s) {
+        if (h.table().seat(s).Away() && chance(0.7)) back = h.table().seat(s).player;
+      }
+      (void)h.Simple(CommandType::kReconnect, back);
     } else if (action == 4) {
       (void)h.Simple(CommandType::kStartNow, sitter);
     } else if (action == 5) {
-      (void)h.Simple(pick(2) ? CommandType::kRemoveBot : CommandType::kAskBot, sitter, pick(4));
+      // Usually a bot is asked for an empty seat: a game waiting for a seat goes on.
+      int target = pick(4);
+      for (int s = 0; s < 4; ++s) {
+        if (h.table().seat(s).kind == SeatKind::kEmpty && chance(0.7)) target = s;
+      }
+      (void)h.Simple(pick(3) ? CommandType::kAskBot : CommandType::kRemoveBot, sitter, target);
     } else if (action == 6) {
       (void)h.Vote(sitter, chance(0.7));
     } else if (action == 7) {

@@ -75,17 +75,20 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
       Transfer again{
           .key = absl::StrCat(t.key, "+"), .step = TransferStep::kCourtStake, .awaited = true};
       int64_t in = 0;
+      bool left_out = false;  // a named player was among the payers
       for (const TransferLeg& l : t.legs) {
         bool short_leg = false;
         for (const std::string& p : short_players) {
           short_leg = short_leg || l.account == absl::StrCat("player:", p);
         }
+        left_out = left_out || (l.amount_coins < 0 && short_leg);
         if (l.amount_coins < 0 && !short_leg) {
           again.legs.push_back(l);
           in -= l.amount_coins;
         }
       }
-      if (in == 0 || short_players.empty()) {
+      // A refusal naming nobody who pays would be asked again forever: pay out the pot as it is.
+      if (in == 0 || !left_out) {
         Payout(now_ms);
       } else {
         again.legs.push_back({PotAccount(), in});
@@ -107,7 +110,8 @@ void Table::StartRound(int64_t now) {
   phase_ = Phase::kPlaying;
   // Whether the game counts (stats, quits) uses the most people seated at any round start.
   game_people_ = std::max(game_people_, PeopleSeated());
-  for (SeatState& seat : seats_) seat.voice_used = false;
+  game_under_way_ = true;
+  BeginVoiceRound(round_no_);  // normally done by the round's count-in already
   if (vote_.active) {
     EmitAll({.type = "vote_result", .seat = vote_.seat, .detail = "cancelled"});
     vote_ = Vote{};
@@ -261,11 +265,19 @@ void Table::SettleAwaySeats(int64_t now) {
     SeatState& st = seats_[s];
     if (st.kind != SeatKind::kPerson) continue;
     if (st.left) {
-      FreeSeat(s, "left", GameCounts());  // pressed Leave and still away: a quit (§4.9)
+      FreeSeat(s, "left", QuitNow());  // pressed Leave and still away: a quit (§4.9)
     } else if (!st.connected && st.keep_until_ms == 0) {
-      st.keep_until_ms = now + kKeepSeatInGameMs;
+      st.keep_until_ms = now + (GameUnderWay() ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
     }
   }
+}
+
+void Table::ReleaseBot(int s, int64_t now) {
+  if (!seats_[s].bot_driving) return;
+  seats_[s].bot_driving = false;
+  seats_[s].timeouts_in_row = 0;
+  EmitAll({.type = "bot_released", .seat = s, .player = seats_[s].player});
+  if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
 }
 
 void Table::FinishGame(bool ended_early, int64_t now) {
@@ -284,12 +296,19 @@ void Table::FinishGame(bool ended_early, int64_t now) {
            .detail = absl::StrCat(ended_early ? "ended_early " : "", sc[0], "-", sc[1])});
   effects_.push_back({.type = EffectType::kRecordGame, .game = std::move(rec)});
   game_active_ = false;
+  game_under_way_ = false;
   engine_.reset();
   phase_ = Phase::kWaiting;
+  next_game_at_ = now + kAutoStartMs;
   for (int s = 0; s < 4; ++s) {
     seats_[s].end_early = false;
-    // Not connected when the game ends: the seat is freed, not a quit (§4.10).
-    if (seats_[s].Away()) FreeSeat(s, "away_at_game_end", false);
+    // Not connected when the game ends, or a bot playing for you after five timeouts: the
+    // seat is freed, not a quit (§4.10); the next game never stakes an absent player.
+    if (seats_[s].Away()) {
+      FreeSeat(s, "away_at_game_end", false);
+    } else if (seats_[s].bot_driving) {
+      FreeSeat(s, "bot_driving_at_game_end", false);
+    }
   }
   Reschedule(now);
   MaybeClose();
@@ -297,6 +316,7 @@ void Table::FinishGame(bool ended_early, int64_t now) {
 
 absl::Status Table::EndEarly(int s, int64_t now) {
   if (!game_active_) return absl::FailedPreconditionError("no game to end");
+  ReleaseBot(s, now);  // accepted: the player is back before the game may end
   seats_[s].end_early = true;
   EmitAll({.type = "end_early", .seat = s, .player = seats_[s].player});
   MaybeFinishEarly(now);

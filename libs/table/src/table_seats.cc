@@ -1,4 +1,6 @@
 // Seats: joining, leaving, disconnecting, bots, the host, auto start and the count-in.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/check.h"
 #include "courtpiece/table/table.h"
@@ -32,7 +34,7 @@ absl::Status Table::Join(const Command& c, int64_t now) {
     for (int s : kJoinOrder) {
       if (seats_[s].Away()) {
         seat = s;
-        FreeSeat(s, "seat_taken", game_active_ && GameCounts());
+        FreeSeat(s, "seat_taken", QuitNow());
         break;
       }
     }
@@ -71,9 +73,10 @@ absl::Status Table::Leave(int s, int64_t now) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
-  // Outside a round (waiting, count-in) leaving costs no coins (§4.5). In a running game that
-  // counts it abandons the game, as an expired disconnect does: a quit (§4.9, docs/table.md).
-  FreeSeat(s, "left", game_active_ && GameCounts());
+  // Outside a round (waiting, count-in) leaving costs no coins (§4.5). Once a round of a game
+  // that counts was dealt it abandons the game, as an expired disconnect does: a quit (§4.5,
+  // §4.9); before the game's first deal it is free (docs/table.md).
+  FreeSeat(s, "left", QuitNow());
   Reschedule(now);
   MaybeClose();
   return absl::OkStatus();
@@ -89,7 +92,7 @@ absl::Status Table::Disconnect(int s, int64_t now) {
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
     return absl::OkStatus();
   }
-  st.keep_until_ms = now + (game_active_ ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
+  st.keep_until_ms = now + (GameUnderWay() ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
   Reschedule(now);
   return absl::OkStatus();
 }
@@ -165,6 +168,13 @@ void Table::EmitTableView(int s) {
 absl::Status Table::StartNow(int s, int64_t now) {
   (void)s;
   if (game_active_) return absl::FailedPreconditionError("the game has already started");
+  // A game never starts while a seated person is away (§4.3): nothing changes, no bot sits.
+  for (const SeatState& st : seats_) {
+    if (st.Away()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(st.player, " is away: a game starts when everyone seated is present"));
+    }
+  }
   for (int o = 0; o < 4; ++o) {
     if (seats_[o].kind == SeatKind::kEmpty) {
       seats_[o] = SeatState{};
@@ -231,8 +241,9 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
 }
 
 void Table::ExpireKeptSeat(int s, int64_t now) {
-  // Not back in time: in a game it is a quit (§4.9); before or between games it is not.
-  FreeSeat(s, "not_back_in_time", game_active_ && GameCounts());
+  // Not back in time: in a game under way it is a quit (§4.9); before or between games, or
+  // before a game's first deal, it is not (§4.10).
+  FreeSeat(s, "not_back_in_time", QuitNow());
   Reschedule(now);
   MaybeClose();
 }
@@ -248,22 +259,23 @@ void Table::MaybeClose() {
 
 void Table::Reschedule(int64_t now) {
   if (phase_ == Phase::kClosed || InRound()) return;
-  bool full = true;
-  for (const SeatState& st : seats_) full = full && st.kind != SeatKind::kEmpty;
+  bool ready = AllSeatsReady();
   if (!game_active_) {
-    if (full && auto_start_at_ == 0) {
-      auto_start_at_ = now + kAutoStartMs;
+    // A game starts by itself only while every seat is held by a bot or a present person
+    // (§4.3): 7 s after that, or after the last game's end as soon as that holds.
+    if (ready && auto_start_at_ == 0) {
+      auto_start_at_ = next_game_at_ != 0 ? std::max(next_game_at_, now) : now + kAutoStartMs;
       EmitAll({.type = "auto_start", .value = auto_start_at_});
-    } else if (!full && auto_start_at_ != 0) {
+    } else if (!ready && auto_start_at_ != 0) {
       auto_start_at_ = 0;
       EmitAll({.type = "auto_start_cancelled"});
     }
     return;
   }
-  bool ready = AllSeatsReady();
   if (phase_ == Phase::kWaiting && ready) {
     phase_ = Phase::kCountIn;
     count_in_until_ = now + kCountInMs;
+    BeginVoiceRound(round_no_ + 1);  // the count-in belongs to the round it counts in (§5.1)
     EmitAll({.type = "count_in", .value = count_in_until_});
   } else if (phase_ == Phase::kCountIn && !ready) {
     phase_ = Phase::kWaiting;
@@ -278,6 +290,8 @@ void Table::StartGame(int64_t now) {
   COURTPIECE_CHECK(e.ok(), "options were validated at Create");
   engine_ = std::move(*e);
   game_active_ = true;
+  game_under_way_ = false;
+  next_game_at_ = 0;
   ++game_no_;
   game_people_ = PeopleSeated();
   for (SeatState& st : seats_) st.end_early = false;

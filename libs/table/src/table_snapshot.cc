@@ -50,7 +50,8 @@ absl::Status Validate(const pb::TableState& s) {
   }
   if (s.outcome().winning_team() < -1 || s.outcome().winning_team() > 1) return bad("outcome");
   if (s.pot_coins() < 0 || s.auto_start_at_ms() < 0 || s.count_in_until_ms() < 0 ||
-      s.turn_deadline_ms() < 0 || s.recording_until_ms() < 0 || s.vote().deadline_ms() < 0) {
+      s.turn_deadline_ms() < 0 || s.recording_until_ms() < 0 || s.vote().deadline_ms() < 0 ||
+      s.next_game_at_ms() < 0) {
     return bad("coins or times");
   }
   const bool awaiting = phase == Phase::kStaking || phase == Phase::kCourtStake;
@@ -62,6 +63,8 @@ absl::Status Validate(const pb::TableState& s) {
     if (step != want || s.awaited().key().empty()) return bad("awaited step");
   }
   if (s.game_active() != s.has_engine()) return bad("engine for the game");
+  if (s.game_under_way() && !s.game_active()) return bad("game_under_way without a game");
+  if (s.voice_round() > s.round_no() + 1) return bad("voice_round");
   const bool in_game = phase == Phase::kCountIn || awaiting || phase == Phase::kPlaying;
   if (in_game && !s.game_active()) return bad("phase without a game");
   if (s.turn_deadline_ms() != 0 && phase != Phase::kPlaying) return bad("turn deadline");
@@ -125,6 +128,9 @@ std::string Table::Snapshot() const {
   s.mutable_outcome()->set_points(outcome_.points);
   s.set_outcome_game_over(outcome_game_over_);
   s.set_away_at_round_end(away_at_round_end_);
+  s.set_next_game_at_ms(next_game_at_);
+  s.set_game_under_way(game_under_way_);
+  s.set_voice_round(voice_round_);
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -204,6 +210,9 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
   t->outcome_game_over_ = s.outcome_game_over();
   t->away_at_round_end_ = s.away_at_round_end() & 15u;
+  t->next_game_at_ = s.next_game_at_ms();
+  t->game_under_way_ = s.game_under_way();
+  t->voice_round_ = s.voice_round();
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),

@@ -50,8 +50,9 @@ absl::Status Table::SwapPartner(int s, int target, int64_t now) {
                .seat = target,
                .asker = seats_[s].player,
                .deadline_ms = now + kVoteSilenceMs};
-  for (int o = 0; o < 4; ++o) {
-    if (o != s && seats_[o].kind == SeatKind::kPerson) vote_.pending.push_back(seats_[o].player);
+  // Only the two opponents are asked (§4.2, §4.11 D); the host's partner is not.
+  for (int o : {(s + 1) % 4, (s + 3) % 4}) {
+    if (seats_[o].kind == SeatKind::kPerson) vote_.pending.push_back(seats_[o].player);
   }
   EmitAll({.type = "vote",
            .seat = target,
@@ -84,7 +85,7 @@ void Table::ResolveVote(bool passed, int64_t now) {
   EmitAll({.type = "vote_result", .seat = v.seat, .detail = passed ? "passed" : "rejected"});
   if (!passed) return;
   if (!v.swap) {
-    if (seats_[v.seat].Away()) FreeSeat(v.seat, "seat_taken", game_active_ && GameCounts());
+    if (seats_[v.seat].Away()) FreeSeat(v.seat, "seat_taken", QuitNow());
     if (seats_[v.seat].kind == SeatKind::kEmpty) {
       seats_[v.seat].kind = SeatKind::kBot;
       seats_[v.seat].player = absl::StrCat("bot-", v.seat);
@@ -100,6 +101,12 @@ void Table::ResolveVote(bool passed, int64_t now) {
     }
   }
   Reschedule(now);
+}
+
+void Table::BeginVoiceRound(uint64_t round) {
+  if (voice_round_ == round) return;
+  voice_round_ = round;
+  for (SeatState& seat : seats_) seat.voice_used = false;
 }
 
 absl::Status Table::VoiceStart(int s, int64_t now) {
@@ -133,7 +140,8 @@ absl::Status Table::VoiceSent(int s, const Command& c, int64_t now) {
               .author = seats_[s].player,
               .author_seat = s,
               .play_at_ms = now + kVoicePlayDelayMs};
-  n.report_until_ms = n.play_at_ms + c.duration_ms + kVoiceReportWindowMs + kVoiceReportGraceMs;
+  // Reports from when it starts playing until 5 s after it ends, both edges included (§5.4).
+  n.report_until_ms = n.play_at_ms + c.duration_ms + kVoiceReportWindowMs;
   EmitAll({.type = "voice_note",
            .seat = s,
            .player = n.author,

@@ -384,7 +384,7 @@ TEST_F(Scenario, ABotByVoteTakesAWaitingSeatAndThatIsAQuit) {
   EXPECT_THAT(h.Quits(), ElementsAre("b"));
 }
 
-TEST_F(Scenario, HostSwapsPartnerWhenEveryoneAgrees) {
+TEST_F(Scenario, HostSwapsPartnerWhenBothOpponentsAgree) {
   ASSERT_TRUE(h.Join("a").ok());
   ASSERT_TRUE(h.Join("b").ok());
   ASSERT_TRUE(h.Join("c").ok());
@@ -397,7 +397,8 @@ TEST_F(Scenario, HostSwapsPartnerWhenEveryoneAgrees) {
   ASSERT_TRUE(h.Vote("c", false).ok());
   EXPECT_EQ(h.table().seat(2).player, "a");
   ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
-  ASSERT_TRUE(h.Vote("a", true).ok());
+  EXPECT_EQ(h.table().vote().pending, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(h.Vote("a", false).code(), absl::StatusCode::kFailedPrecondition);  // the partner
   ASSERT_TRUE(h.Vote("b", true).ok());
   ASSERT_TRUE(h.Vote("c", true).ok());
   EXPECT_EQ(h.table().seat(2).player, "b");
@@ -496,7 +497,7 @@ TEST_F(Scenario, TheAllowanceComesBackEachRound) {
   EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
 }
 
-TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingWithGraceAndNotYourOwn) {
+TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingAndNotYourOwn) {
   ASSERT_TRUE(h.Join("a").ok());
   ASSERT_TRUE(h.Join("b").ok());
   ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
@@ -516,9 +517,9 @@ TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingWithGraceAndNotYourOwn) {
   EXPECT_EQ(reports[0].player, "b");
   EXPECT_EQ(reports[0].author, "a");
   EXPECT_EQ(reports[0].note_id, "n1");
-  // The grace ends 1 s after the 5 s window.
+  // The window ends 5 s after the note ends.
   Command late{.type = CommandType::kReport, .player = "host", .note_id = "n1"};
-  h.AdvanceTo(sent + 1'000 + 3'000 + 5'000 + 1'001);
+  h.AdvanceTo(sent + 1'000 + 3'000 + 5'000 + 1);
   EXPECT_EQ(h.Do(late).code(), absl::StatusCode::kFailedPrecondition);
 }
 

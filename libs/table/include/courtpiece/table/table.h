@@ -37,9 +37,13 @@ inline constexpr int64_t kKeepSeatOutsideGameMs = 60'000;
 inline constexpr int64_t kVoiceMaxMs = 7'000;
 inline constexpr int64_t kVoiceUploadGraceMs = 3'000;  // lock held this long past 7 s
 inline constexpr int64_t kVoicePlayDelayMs = 1'000;
-inline constexpr int64_t kVoiceReportWindowMs = 5'000;
-inline constexpr int64_t kVoiceReportGraceMs = 1'000;
+inline constexpr int64_t kVoiceReportWindowMs = 5'000;  // after the note ends (§5.4)
 inline constexpr int kTimeoutsBeforeBot = 5;
+// Table options' ranges (RULES.md §4.1).
+inline constexpr int64_t kBetMinCoins = 25;
+inline constexpr int64_t kBetMaxCoins = 1000;
+inline constexpr int64_t kTurnTimeMinMs = 5'000;
+inline constexpr int64_t kTurnTimeMaxMs = 30'000;
 
 // The host draws each seed with a CSPRNG; `draw_index` (0, 1, 2, ... per table, kept in the
 // snapshot) lets a deterministic source for tests and the tablesim give the same seeds again.
@@ -68,6 +72,10 @@ struct TableOptions {
   int64_t turn_time_ms = 15'000;  // 5000..30000
   std::string game_options;       // opaque to the table, validated by the EngineFactory
 };
+
+// The checks Table::Create makes on its options (not the game options, which the EngineFactory
+// checks): InvalidArgument naming the option and its range.
+absl::Status ValidateTableOptions(const TableOptions& options);
 
 enum class CommandType : uint8_t {
   kJoin = 0,
@@ -278,6 +286,11 @@ class Table {
   // Seats away outside a round in a running game: left → freed (a quit when the game
   // counts); disconnected → kept kKeepSeatInGameMs.
   void SettleAwaySeats(int64_t now);
+  // The seat's person acted: a bot driving after five timeouts hands the seat back (§4.7).
+  void ReleaseBot(int s, int64_t now);
+  // The voice allowance belongs to round `round` (its count-in included, §5.1): a new round
+  // gives every seat its note back.
+  void BeginVoiceRound(uint64_t round);
   void FinishGame(bool ended_early, int64_t now);
   void ResolveVote(bool passed, int64_t now);
   void ExpireKeptSeat(int s, int64_t now);
@@ -297,6 +310,11 @@ class Table {
     return phase_ == Phase::kStaking || phase_ == Phase::kPlaying || phase_ == Phase::kCourtStake;
   }
   bool GameCounts() const { return game_people_ >= 2; }
+  // A running game of which a round was dealt: leaving is then a quit and a lost connection
+  // is kept 10 min; before its first deal it is as before a game (§4.5 D, docs/table.md).
+  bool GameUnderWay() const { return game_active_ && game_under_way_; }
+  // Walking out now abandons a game that counts.
+  bool QuitNow() const { return GameUnderWay() && GameCounts(); }
   std::string PotAccount() const;
   std::string SeatAccount(int s) const;
   void EmitAll(Event ev);
@@ -320,6 +338,9 @@ class Table {
   uint64_t stake_attempt_ = 0;  // refused stake transfers of the staking round
   uint64_t draw_index_ = 0;
   int game_people_ = 0;
+  bool game_under_way_ = false;  // a round of the running game was dealt
+  int64_t next_game_at_ = 0;     // a game ended: the next may start by itself from then on
+  uint64_t voice_round_ = 0;     // the round whose voice allowance SeatState::voice_used is
   Seed round_seed_{};
   int64_t auto_start_at_ = 0, count_in_until_ = 0, turn_deadline_ = 0;
   int turn_seat_ = -1;

@@ -1,0 +1,494 @@
+// RULES.md §3 "Publication" and §4–5 as decided for players' reports (docs/table.md): presence
+// before any game or deal, leaving in a count-in, the partner swap's voters, the voice note of
+// a count-in, the report window's edges and the seed's publication, seen from each seat's own
+// stream. Scripted engine unless a test says otherwise (no seed-derived hands are assumed).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/table/rules_engine.h"
+#include "courtpiece/table/table.h"
+#include "courtpiece/table/testing.h"
+#include "scripted_engine_for_test.h"
+#include "table_test_helpers.h"
+
+namespace courtpiece::table {
+namespace {
+
+using test::Legs;
+using test::LegsOf;
+using test::Opts;
+using test::Transfers;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// One seat's stream, in order.
+std::vector<Event> StreamOf(const TableHarness& h, int seat) {
+  std::vector<Event> out;
+  for (const Event& e : h.events) {
+    if (e.to_seat == seat) out.push_back(e);
+  }
+  return out;
+}
+std::vector<Event> Of(const std::vector<Event>& stream, std::string_view type) {
+  std::vector<Event> out;
+  for (const Event& e : stream) {
+    if (e.type == type) out.push_back(e);
+  }
+  return out;
+}
+std::vector<std::string> UnseatedReasons(const TableHarness& h) {
+  std::vector<std::string> out;
+  for (const Event& e : h.events) {
+    if (e.type == "unseated" && e.to_seat == 0) out.push_back(e.player + ":" + e.detail);
+  }
+  return out;
+}
+// SHA-256 (hex) of the seed whose hex is `seed_hex`: the commitment a seat can check.
+std::string CommitmentOf(const std::string& seed_hex) {
+  Seed seed{};
+  EXPECT_EQ(seed_hex.size(), 64u);
+  for (size_t i = 0; i < 32 && 2 * i + 1 < seed_hex.size(); ++i) {
+    seed[i] = static_cast<uint8_t>(std::stoi(seed_hex.substr(2 * i, 2), nullptr, 16));
+  }
+  return Sha256Hex(seed);
+}
+
+class Spec : public test::FourPeopleTable {
+ protected:
+  // Game 1 (target 1) is won in its first round by team 0; returns the time it ended.
+  int64_t PlayAOneRoundGame() {
+    engines.script = {{0, "normal", 1}};
+    engines.target = 1;
+    FourPeopleFirstRound();
+    h.PlayPeople();
+    EXPECT_EQ(h.EffectsOfType(EffectType::kRecordGame).size(), 1u);
+    EXPECT_FALSE(h.table().game_active());
+    return h.now();
+  }
+};
+
+// ---- 1. No game starts, and nothing is dealt, while a seated person is away (§4.3, §4.10).
+
+TEST_F(Spec, AfterAGameEndsTheNextStartsSevenSecondsLaterWhenEveryoneIsPresent) {
+  int64_t end = PlayAOneRoundGame();
+  ASSERT_FALSE(h.EventsOfType("auto_start").empty());
+  EXPECT_EQ(h.EventsOfType("auto_start").back().value, end + kAutoStartMs);
+  h.AdvanceTo(end + kAutoStartMs - 1);
+  EXPECT_FALSE(h.table().game_active());
+  h.AdvanceTo(end + kAutoStartMs);
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(h.table().phase(), Phase::kCountIn);
+}
+
+TEST_F(Spec, ADropBetweenGamesStopsTheNextGameAndIsFreedAfterOneMinuteWithoutAQuit) {
+  int64_t end = PlayAOneRoundGame();
+  h.AdvanceTo(end + 1'000);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  EXPECT_EQ(h.EventsOfType("auto_start_cancelled").size(), 4u);  // one per person's stream
+  EXPECT_EQ(h.table().seat(1).keep_until_ms, end + 1'000 + kKeepSeatOutsideGameMs);
+  h.AdvanceTo(end + 1'000 + kKeepSeatOutsideGameMs - 1);
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_EQ(h.table().seat(1).player, "b");
+  h.AdvanceTo(end + 1'000 + kKeepSeatOutsideGameMs);
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:not_back_in_time"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  h.Run(3'600'000);
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_EQ(h.EventsOfType("game_started").size(), 4u);  // game 1 only, to four streams
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);
+  EXPECT_EQ(h.balances["player:b"], 100'000 - 100);  // only game 1's stake: b lost it
+}
+
+TEST_F(Spec, BackBetweenGamesTheNextGameStartsAtOnceButNotBeforeSevenSecondsAfterTheEnd) {
+  int64_t end = PlayAOneRoundGame();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  h.AdvanceTo(end + 3'000);
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  EXPECT_EQ(h.EventsOfType("auto_start").back().value, end + kAutoStartMs);
+  h.AdvanceTo(end + kAutoStartMs);
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_THAT(h.Quits(), IsEmpty());
+}
+
+TEST_F(Spec, BackLateBetweenGamesTheNextGameStartsAsSoonAsEveryoneIsPresent) {
+  int64_t end = PlayAOneRoundGame();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  h.AdvanceTo(end + 30'000);
+  EXPECT_FALSE(h.table().game_active());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "c").ok());
+  EXPECT_EQ(h.EventsOfType("auto_start").back().value, end + 30'000);
+  EXPECT_EQ(h.table().NextDeadline(), end + 30'000);
+  h.AdvanceTo(end + 30'000);
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(h.EventsOfType("count_in").back().value, end + 30'000 + kCountInMs);
+}
+
+TEST_F(Spec, BeforeTheFirstGameADropCancelsTheAutoStart) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  int64_t full = h.now();
+  h.AdvanceTo(full + 3'000);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  h.AdvanceTo(full + 30'000);
+  EXPECT_FALSE(h.table().game_active());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "c").ok());  // as if the 4th seat were taken now
+  EXPECT_EQ(h.EventsOfType("auto_start").back().value, full + 30'000 + kAutoStartMs);
+  h.AdvanceTo(full + 30'000 + kAutoStartMs);
+  EXPECT_TRUE(h.table().game_active());
+}
+
+TEST_F(Spec, StartNowIsRefusedWhileASeatedPersonIsAwayAndChangesNothing) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  std::string before = h.table().Snapshot();
+  absl::Status st = h.Simple(CommandType::kStartNow, "host");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "a is away: a game starts when everyone seated is present");
+  EXPECT_EQ(h.table().Snapshot(), before);
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);  // no bot sat down
+  EXPECT_FALSE(h.table().game_active());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  EXPECT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kBot);
+}
+
+TEST_F(Spec, APlayerWithABotDrivingWhenTheGameEndsIsFreedNotAQuitAndNeverStakedAgain) {
+  engines.target = 6;  // team 0 wins every round by 1: the game ends after round 6
+  FourPeopleFirstRound();
+  for (int round = 0; round < 5; ++round) {  // the host times out five rounds running
+    ASSERT_EQ(h.table().engine()->ToAct(), 0);
+    h.AdvanceTo(*h.table().NextDeadline());
+    h.PlayPeople();
+    h.Run(kCountInMs);
+  }
+  ASSERT_TRUE(h.table().seat(0).bot_driving);
+  h.PlayPeople();  // round 6: the bot plays for the host; the game ends
+  std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
+  ASSERT_EQ(games.size(), 1u);
+  ASSERT_EQ(games[0].game.players.size(), 4u);
+  EXPECT_EQ(games[0].game.players[0].player, "host");  // on the results
+  EXPECT_TRUE(games[0].game.players[0].won);
+  EXPECT_EQ(h.table().seat(0).kind, SeatKind::kEmpty);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("host:bot_driving_at_game_end"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  // The final round paid the host like everyone (§4.10): 6 stakes of 100, 6 shares of 200.
+  EXPECT_EQ(h.balances["player:host"], 100'000 + 600);
+  h.Run(3'600'000);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 6u);  // no seventh stake for anyone
+  EXPECT_FALSE(h.table().game_active());
+}
+
+TEST_F(Spec, EndingEarlyTakesTheSeatBackFromTheBotSoTheGameEndIsNotAnAbsence) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  for (int round = 0; round < 5; ++round) {
+    h.AdvanceTo(*h.table().NextDeadline());
+    h.PlayPeople();
+    h.Run(kCountInMs);
+  }
+  ASSERT_TRUE(h.table().seat(0).bot_driving);
+  for (std::string p : {"a", "b", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "host").ok());  // the last to agree
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_EQ(h.table().seat(0).player, "host");
+  EXPECT_FALSE(h.table().seat(0).bot_driving);
+}
+
+// ---- 2. Leaving in a count-in costs no coins; a quit only once the game is under way (§4.5).
+
+TEST_F(Spec, LeavingInTheFirstRoundsCountInIsNotAQuitAndCostsNothing) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ASSERT_TRUE(h.table().game_active());
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:left"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  h.Run(60'000);
+  EXPECT_THAT(Transfers(h, TransferStep::kStake), IsEmpty());
+  EXPECT_EQ(h.balances["player:b"], 100'000);
+}
+
+TEST_F(Spec, ADropBeforeTheFirstDealIsKeptOneMinuteAndItsExpiryIsNotAQuit) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  EXPECT_EQ(h.table().seat(3).keep_until_ms, h.now() + kKeepSeatOutsideGameMs);
+  h.Run(kKeepSeatOutsideGameMs);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("c:not_back_in_time"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+}
+
+TEST_F(Spec, LeavingInALaterRoundsCountInIsAQuitAndCostsNoCoins) {
+  engines.script = {{1, "normal", 1}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();  // b and c win round 1
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  h.Run(60'000);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);
+  EXPECT_EQ(h.balances["player:b"], 100'000 + 100);  // round 1's share; nothing taken since
+}
+
+// ---- 3. The partner swap asks only the two opponents (§4.2, §4.11).
+
+TEST_F(Spec, TheSwapAsksOnlyTheOpponentsAndThePartnerCannotBlockIt) {
+  ASSERT_TRUE(h.Join("a").ok());  // the host's partner, seat 2
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  EXPECT_EQ(h.table().vote().pending, (std::vector<std::string>{"b", "c"}));
+  absl::Status st = h.Vote("a", false);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "no vote is asking you");
+  EXPECT_TRUE(h.table().vote().active);
+  ASSERT_TRUE(h.Vote("b", true).ok());
+  ASSERT_TRUE(h.Vote("c", true).ok());
+  EXPECT_EQ(h.table().seat(2).player, "b");
+  EXPECT_EQ(h.table().seat(1).player, "a");
+}
+
+TEST_F(Spec, OneOpponentsSilenceIsAYesAndThePartnerIsNeverAsked) {
+  ASSERT_TRUE(h.Join("a").ok());  // seat 2
+  ASSERT_TRUE(h.Join("b").ok());  // seat 1; seat 3 stays empty
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  EXPECT_EQ(h.table().vote().pending, (std::vector<std::string>{"b"}));
+  h.Run(kVoteSilenceMs - 1);
+  EXPECT_EQ(h.table().seat(2).player, "a");
+  h.Run(1);
+  EXPECT_EQ(h.table().seat(2).player, "b");
+  EXPECT_EQ(h.table().seat(1).player, "a");
+}
+
+TEST_F(Spec, WithBotOpponentsTheSwapPassesAtOnce) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 1).ok());  // a asked: silence
+  h.Run(kVoteSilenceMs);
+  ASSERT_EQ(h.table().seat(1).kind, SeatKind::kBot);
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  EXPECT_EQ(h.table().seat(2).player, "bot-1");
+  EXPECT_EQ(h.table().seat(1).player, "a");
+}
+
+// ---- 4. A note sent in a round's count-in is that round's note (§5.1).
+
+TEST_F(Spec, ANoteInTheCountInUsesThatRoundsNote) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());  // round 1's note
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "r1", .duration_ms = 1'000})
+          .ok());
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);  // round 2's count-in: round 2's note
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "r2", .duration_ms = 1'000})
+          .ok());
+  // The count-in is cancelled and starts again: still round 2's.
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "c").ok());
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  absl::Status st = h.Simple(CommandType::kVoiceStart, "a");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "one voice note per round");
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  ASSERT_EQ(h.table().round_no(), 2u);
+  EXPECT_EQ(h.Simple(CommandType::kVoiceStart, "a").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "b").ok());  // b's round-2 note is unused
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceDiscard, "b").ok());
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);  // round 3's count-in: a note again
+  EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+}
+
+// ---- 5. Reports from the note's start until 5 s after its end, edges exact; never your own.
+
+TEST_F(Spec, TheReportWindowsEdgesAreExact) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n", .duration_ms = 3'000})
+          .ok());
+  const int64_t start = h.now() + kVoicePlayDelayMs;
+  const int64_t end = start + 3'000;
+  ASSERT_EQ(h.EventsOfType("voice_note").back().value, start);
+  auto report = [&](const std::string& who) {
+    return h.Do({.type = CommandType::kReport, .player = who, .note_id = "n"});
+  };
+  h.AdvanceTo(start - 1);
+  absl::Status st = report("b");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "the note has not played yet");
+  EXPECT_EQ(report("a").code(), absl::StatusCode::kPermissionDenied);
+  h.AdvanceTo(start);
+  EXPECT_TRUE(report("b").ok());
+  st = report("a");
+  EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(st.message(), "nobody reports their own note");
+  h.AdvanceTo(end + 5'000);
+  EXPECT_TRUE(report("c").ok());
+  EXPECT_EQ(report("a").code(), absl::StatusCode::kPermissionDenied);
+  h.AdvanceTo(end + 5'001);
+  st = report("host");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "the report window closed");
+  std::vector<std::string> reporters;
+  for (const Effect& f : h.EffectsOfType(EffectType::kReport)) {
+    EXPECT_EQ(f.author, "a");
+    reporters.push_back(f.player);
+  }
+  EXPECT_THAT(reporters, ElementsAre("b", "c"));
+}
+
+// A court-stake refusal naming none of the payers (the tablesim's scripted wallet can say
+// that) pays the pot out as it is instead of asking the wallet again for ever.
+TEST_F(Spec, ACourtStakeRefusalNamingNoPayerPaysOutThePotAsItIs) {
+  engines.script = {{1, "court", 2}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.auto_reply = false;
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCourtStake);
+  ASSERT_TRUE(h.ReplyNow({.ok = false, .short_players = {"nobody"}}).ok());
+  EXPECT_EQ(Transfers(h, TransferStep::kCourtStake).size(), 1u);
+  EXPECT_FALSE(h.table().AwaitedTransferKey().has_value());
+  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+  ASSERT_EQ(pay.size(), 1u);
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -400}, {"player:b", 200}, {"player:c", 200}}));
+}
+
+// ---- 6. Seed publication (RULES.md §3), from each seat's own stream.
+
+// Every seat's stream: the commitment before its first card of the round; `seed_to` says
+// which seats then get the seed (after `after`), which must hash to the commitment.
+void ExpectPublication(const TableHarness& h, const std::vector<bool>& seed_to,
+                       std::string_view after, const std::string& seed_hex) {
+  for (int seat = 0; seat < 4; ++seat) {
+    SCOPED_TRACE(seat);
+    std::vector<Event> s = StreamOf(h, seat);
+    size_t commit = s.size(), first_card = s.size(), end = s.size(), seed = s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].type == "round_started" && commit == s.size()) commit = i;
+      if (s[i].type == "hand" && first_card == s.size()) first_card = i;
+      if (s[i].type == after && end == s.size()) end = i;
+      if (s[i].type == "seed" && seed == s.size()) seed = i;
+    }
+    ASSERT_LT(commit, s.size());
+    EXPECT_LT(commit, first_card);  // sent before the deal reaches this seat
+    EXPECT_EQ(s[commit].detail, CommitmentOf(seed_hex));
+    ASSERT_EQ(Of(s, "seed").size(), seed_to[seat] ? 1u : 0u);
+    if (!seed_to[seat]) continue;
+    EXPECT_GT(seed, end);
+    EXPECT_EQ(s[seed].detail, seed_hex);
+    EXPECT_EQ(CommitmentOf(s[seed].detail), s[commit].detail);
+  }
+}
+
+TEST_F(Spec, SeedAtANormalEndGoesToEverySeatAndTheRecord) {
+  engines.script = {{0, "normal", 1}};
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.seed_only_to, -1);
+  EXPECT_EQ(rec[0].round.seed_hex, SeedHex(DeterministicSeedSource("seed", "t1").Draw(1)));
+  ExpectPublication(h, {true, true, true, true}, "round_result", rec[0].round.seed_hex);
+}
+
+TEST_F(Spec, SeedOfAnAbandonedRoundGoesToEverySeatAndTheRecord) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  for (std::string p : {"host", "a", "b", "c"}) {
+    ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  }
+  ASSERT_EQ(h.EventsOfType("round_abandoned").size(), 4u);
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.result, "abandoned");
+  EXPECT_EQ(rec[0].round.seed_only_to, -1);
+  ExpectPublication(h, {true, true, true, true}, "round_abandoned", rec[0].round.seed_hex);
+}
+
+TEST_F(Spec, SeedOfAHiddenRoundWithAFaceDownThrowGoesToTheCallerOnly) {
+  engines.script = {{0, "normal", 1}};
+  engines.seed_only_for = 2;  // as RulesEngine answers when the caller (seat 2) threw face down
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.seed_only_to, 2);
+  EXPECT_EQ(rec[0].round.seed_hex, SeedHex(DeterministicSeedSource("seed", "t1").Draw(1)));
+  ExpectPublication(h, {false, false, true, false}, "round_result", rec[0].round.seed_hex);
+}
+
+TEST_F(Spec, SeedOfAnAbandonedHiddenRoundWithAFaceDownThrowGoesToTheCallerOnly) {
+  engines.target = 100;
+  engines.seed_only_for = 1;
+  FourPeopleFirstRound();
+  for (std::string p : {"host", "a", "b", "c"}) {
+    ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  }
+  std::vector<Effect> rec = h.EffectsOfType(EffectType::kRecordRound);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].round.seed_only_to, 1);
+  ExpectPublication(h, {false, true, false, false}, "round_abandoned", rec[0].round.seed_hex);
+}
+
+// On the real engine: hidden rounds with and without a face-down throw, told apart from the
+// streams alone (another seat sees a "??" card played), over as many tables as it takes.
+TEST(SpecRulesEngine, HiddenRoundsPublishTheSeedByWhetherACardWentFaceDown) {
+  RulesEngineFactory engines;
+  TableOptions o = Opts();
+  o.game_options = "{\"game\":\"hidden\"}";
+  int with = 0, without = 0;
+  for (int n = 0; n < 80 && (with < 2 || without < 2); ++n) {
+    SCOPED_TRACE(n);
+    TableHarness h(o, absl::StrCat("pub", n), &engines);
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Join("c").ok());
+    h.Run(kAutoStartMs + kCountInMs);
+    h.PlayPeople();
+    ASSERT_EQ(h.EffectsOfType(EffectType::kRecordRound).size(), 1u);
+    const RoundRecord rec = h.EffectsOfType(EffectType::kRecordRound)[0].round;
+    int caller = -1;
+    bool face_down = false;
+    for (int seat = 0; seat < 4; ++seat) {
+      for (const Event& e : StreamOf(h, seat)) {
+        if (e.type == "hidden" && !e.cards.empty()) caller = seat;  // only the caller sees it
+        if (e.type == "played" && e.cards == std::vector<std::string>{"??"}) face_down = true;
+      }
+    }
+    ASSERT_GE(caller, 0);
+    std::vector<bool> to(4, !face_down);
+    if (face_down) to[caller] = true;
+    ExpectPublication(h, to, "round_result", rec.seed_hex);
+    EXPECT_EQ(rec.seed_only_to, face_down ? caller : -1);
+    EXPECT_EQ(rec.seed_hex, SeedHex(DeterministicSeedSource(absl::StrCat("pub", n), "t1").Draw(1)));
+    (face_down ? with : without)++;
+  }
+  EXPECT_GE(with, 2);
+  EXPECT_GE(without, 2);
+}
+
+}  // namespace
+}  // namespace courtpiece::table
