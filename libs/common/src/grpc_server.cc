@@ -32,6 +32,8 @@ namespace {
 // After the drain: how long gRPC's Shutdown waits for clients to close their connections
 // before it closes them (and cancels anything still running).
 constexpr absl::Duration kCloseConnectionsGrace = absl::Milliseconds(100);
+// After the drain, how long the gate keeps refusing before gRPC's Shutdown starts.
+constexpr absl::Duration kRefuseAfterDrain = absl::Milliseconds(100);
 
 // The method label: the full path for methods of linked protos and of health and reflection,
 // "unknown" otherwise (so a client cannot grow the label set with made-up names).
@@ -293,7 +295,13 @@ void GrpcServer::Shutdown(absl::Time deadline) {
   gate_->Close();
   SetServing(false);
   running_at_drain_end_ = gate_->WaitIdle(deadline);
-  // 2. Close the listener and every connection. Nothing admitted is running now (unless the
+  // 2. Keep refusing a little longer: a client whose call just finished may send its next
+  //    one right now; the gate answers it UNAVAILABLE, whereas gRPC's Shutdown would cancel it
+  //    (CANCELLED) had it arrived between the two.
+  if (running_at_drain_end_ == 0) {
+    absl::SleepFor(std::min(kRefuseAfterDrain, deadline - absl::Now()));
+  }
+  // 3. Close the listener and every connection. Nothing admitted is running now (unless the
   //    deadline passed), so the short deadline only stops idle client connections from
   //    holding the shutdown until they hang up; what is left at it is cancelled (UNAVAILABLE).
   server_->Shutdown(absl::ToChronoTime(std::min(deadline, absl::Now() + kCloseConnectionsGrace)));

@@ -17,7 +17,9 @@
 //     shutting down; the call was not run") without running: nothing was applied, retry
 //     elsewhere/later. Calls already admitted run to completion; Shutdown waits for them
 //     until `deadline`;
-//  3. then the listener and all connections are closed within a short grace (100 ms, capped
+//  3. the gate keeps refusing for 100 ms more (capped at `deadline`): a client whose call
+//     just finished may send its next one at once;
+//  4. then the listener and all connections are closed within a short grace (100 ms, capped
 //     at `deadline`), so idle client connections do not hold the shutdown; calls still
 //     running at that point (only if the drain deadline passed) are cancelled and their
 //     clients see UNAVAILABLE (handlers should watch ServerContext::IsCancelled()).
