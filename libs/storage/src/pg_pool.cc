@@ -318,6 +318,40 @@ absl::Status PgPool::RunIdempotent(int max_attempts, const TxFn& fn, PgTxOptions
   return RunRetrying(max_attempts, fn, tx_options, /*retry_unavailable=*/true);
 }
 
+absl::StatusOr<PgResult> PgPool::ExecAutocommitOnce(absl::string_view sql,
+                                                    const std::vector<PgParam>& params) {
+  absl::StatusOr<std::unique_ptr<Conn>> conn = Acquire();
+  if (!conn.ok()) return conn.status();
+  absl::StatusOr<PgResult> result;
+  bool broken = false;
+  try {
+    pqxx::nontransaction tx(*(*conn)->pq);  // sends nothing itself: no BEGIN, no COMMIT
+    PgTxHandle handle{&tx};
+    PgTransaction txn(&handle);
+    result = txn.Exec(sql, params);
+    broken = !result.ok() && result.status().code() == absl::StatusCode::kUnavailable;
+  } catch (...) {
+    result = internal::PgExceptionToStatus(std::current_exception());
+    broken = result.status().code() == absl::StatusCode::kUnavailable;
+  }
+  broken = broken || !(*conn)->pq->is_open();
+  Release(std::move(*conn), broken);
+  return result;
+}
+
+absl::StatusOr<PgResult> PgPool::ExecAutocommit(absl::string_view sql,
+                                                const std::vector<PgParam>& params,
+                                                int max_attempts) {
+  COURTPIECE_CHECK(max_attempts >= 1, "at least one attempt");
+  absl::StatusOr<PgResult> result;
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
+    result = ExecAutocommitOnce(sql, params);
+    if (result.status().code() != absl::StatusCode::kAborted) return result;
+  }
+  return result;
+}
+
 absl::Status PgPool::Ping() {
   return Run([](PgTransaction& tx) { return tx.Exec("SELECT 1").status(); });
 }
