@@ -99,7 +99,7 @@ int Run() {
     log.Error("cannot create house shards (is the schema migrated?)", {{"status", s}});
     return 1;
   }
-  WalletService service(ledger, RealClock::Instance(), config->rpc_deadline_max, **metrics);
+  WalletService service(ledger, RealClock::Instance(), config->rpc_deadline_max, **metrics, log);
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address}, {&service}, **metrics);
   if (!server.ok()) {
