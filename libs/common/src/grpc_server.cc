@@ -243,6 +243,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // A port held by another process must fail loudly, not silently share its traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              options.sync_max_pollers);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   if (options.max_threads > 0) {

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -26,6 +27,8 @@ struct PgTxHandle {
 struct PgPool::Conn {
   std::unique_ptr<pqxx::connection> pq;
   absl::Time last_used;
+  // ExecAutocommit's statements prepared on this connection: SQL text -> statement name.
+  std::unordered_map<std::string, std::string> prepared;
 };
 
 namespace internal {
@@ -325,11 +328,19 @@ absl::StatusOr<PgResult> PgPool::ExecAutocommitOnce(absl::string_view sql,
   absl::StatusOr<PgResult> result;
   bool broken = false;
   try {
-    pqxx::nontransaction tx(*(*conn)->pq);  // sends nothing itself: no BEGIN, no COMMIT
-    PgTxHandle handle{&tx};
-    PgTransaction txn(&handle);
-    result = txn.Exec(sql, params);
-    broken = !result.ok() && result.status().code() == absl::StatusCode::kUnavailable;
+    Conn& c = **conn;
+    // Prepared once per connection (parsed and planned once, not on every call).
+    auto [it, fresh] = c.prepared.try_emplace(std::string(sql), "");
+    if (fresh) {
+      it->second = absl::StrCat("courtpiece_autocommit_", c.prepared.size());
+      c.pq->prepare(it->second, it->first);
+    }
+    std::vector<const char*> args;
+    args.reserve(params.size());
+    for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
+    pqxx::nontransaction tx(*c.pq);  // sends nothing itself: no BEGIN, no COMMIT
+    result = internal::ToPgResult(
+        tx.exec_prepared(it->second, pqxx::prepare::make_dynamic_params(args)));
   } catch (...) {
     result = internal::PgExceptionToStatus(std::current_exception());
     broken = result.status().code() == absl::StatusCode::kUnavailable;

@@ -400,6 +400,11 @@ TEST_F(PgPoolTest, ExecAutocommitCommitsOneStatementAtomically) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_NE(*first->row(0).Int64(0), *second->row(0).Int64(0));
   EXPECT_EQ(one.connections_opened(), 1);
+  // Prepared once per connection and SQL text: the two txid_current() calls shared one.
+  absl::StatusOr<PgResult> prepared =
+      one.ExecAutocommit("SELECT count(*) FROM pg_prepared_statements");
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(*prepared->row(0).Int64(0), 2);
   EXPECT_EQ(pool.in_use(), 0);
 }
 

@@ -55,7 +55,10 @@ struct GrpcServerOptions {
   int max_receive_message_bytes = 4 * 1024 * 1024;  // larger requests: RESOURCE_EXHAUSTED
   int max_send_message_bytes = 4 * 1024 * 1024;     // larger responses: RESOURCE_EXHAUSTED
   int max_threads = 0;                              // sync-server thread cap; 0: gRPC's
-  bool enable_reflection = true;                    // grpc.reflection.v1alpha
+  // Sync-server threads kept polling for calls between calls. gRPC's default (2) makes a
+  // server with more concurrent calls start and end a thread for nearly every call.
+  int sync_max_pollers = 32;
+  bool enable_reflection = true;  // grpc.reflection.v1alpha
 };
 
 class GrpcServer {

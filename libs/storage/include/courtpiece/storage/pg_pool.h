@@ -189,7 +189,9 @@ class PgPool {
   // or may not have committed (like a COMMIT whose reply was lost). Re-run on Aborted only
   // (serialization failure, deadlock, lock not available: the statement was rolled back),
   // at most max_attempts runs in total, with RunWithRetry's backoff. Use it for a write that
-  // is one statement (e.g. a SQL function doing the whole write).
+  // is one statement (e.g. a SQL function doing the whole write). The statement is prepared
+  // once per pooled connection (keyed by its text), so pass a fixed SQL string with $n
+  // parameters, never one with values spliced in.
   absl::StatusOr<PgResult> ExecAutocommit(absl::string_view sql,
                                           const std::vector<PgParam>& params = {},
                                           int max_attempts = 1);
