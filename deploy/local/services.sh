@@ -17,9 +17,12 @@ SERVICES=(
 service_env() {
   local name=$1 grpc_port=$2 metrics_port=$3 upper
   upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
+  local metrics_var="COURTPIECE_${upper}_METRICS_PORT=$metrics_port"
+  # The wallet takes a metrics HOST:PORT (COURTPIECE_WALLET_METRICS_PORT is retired).
+  [[ $name == wallet ]] && metrics_var="COURTPIECE_WALLET_METRICS_ADDR=127.0.0.1:$metrics_port"
   ENV_VARS=(
     "COURTPIECE_${upper}_ADDR=127.0.0.1:$grpc_port"
-    "COURTPIECE_${upper}_METRICS_PORT=$metrics_port"
+    "$metrics_var"
     "COURTPIECE_PG_URL=$DB_URL"
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )

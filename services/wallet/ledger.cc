@@ -18,8 +18,16 @@ constexpr int kHouseShardCountMax = 1024;
 constexpr absl::string_view kCursorPrefix = "e";
 constexpr absl::string_view kOpenAccountKeyPrefix = "wallet:open-account:";
 
-bool IsPrintableAscii(absl::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c <= '~'; });
+// Keys: visible ASCII, 0x21 '!' .. 0x7E '~' (no space: a key is an identifier, and "k" and
+// "k " must not look like one key in logs).
+bool IsKeyText(absl::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '!' && c <= '~'; });
+}
+
+// Reasons: printable ASCII including the space, 0x20 ' ' .. 0x7E '~' (free text for humans;
+// no control characters, no bytes >= 0x80).
+bool IsReasonText(absl::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= ' ' && c <= '~'; });
 }
 
 bool IsTransient(const absl::Status& status) {
@@ -120,9 +128,10 @@ absl::Status Ledger::ValidateMetadata(const TransferMetadata& metadata) const {
   }
   if (metadata.round < 0) return absl::InvalidArgumentError("round must be >= 0");
   if (metadata.reason.size() > static_cast<size_t>(options_.reason_length_max) ||
-      (!metadata.reason.empty() && !IsPrintableAscii(metadata.reason))) {
+      !IsReasonText(metadata.reason)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("reason must be <= ", options_.reason_length_max, " printable chars"));
+        absl::StrCat("reason must be 0..", options_.reason_length_max,
+                     " characters of printable ASCII, space included (0x20..0x7E)"));
   }
   return absl::OkStatus();
 }
@@ -130,10 +139,10 @@ absl::Status Ledger::ValidateMetadata(const TransferMetadata& metadata) const {
 absl::Status Ledger::ValidateTransfer(const TransferRequest& request) const {
   const std::string& key = request.idempotency_key;
   if (key.empty()) return absl::InvalidArgumentError("idempotency key is required");
-  if (key.size() > static_cast<size_t>(options_.idempotency_key_length_max) ||
-      !IsPrintableAscii(key)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "idempotency key must be 1..", options_.idempotency_key_length_max, " printable chars"));
+  if (key.size() > static_cast<size_t>(options_.idempotency_key_length_max) || !IsKeyText(key)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("idempotency key must be 1..", options_.idempotency_key_length_max,
+                     " characters of printable ASCII without space (0x21..0x7E)"));
   }
   if (absl::StartsWith(key, kReservedKeyPrefix)) {
     return absl::InvalidArgumentError("idempotency keys starting with \"wallet:\" are reserved");

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "courtpiece/common/clock.h"
+#include "courtpiece/common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/wallet/fake_ledger_store.h"
@@ -13,6 +14,7 @@
 namespace courtpiece::wallet {
 namespace {
 
+using ::courtpiece::common::StatusIs;
 using ::courtpiece::wallet::testing::Stakes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -211,6 +213,58 @@ TEST_F(LedgerTest, MalformedTransfersAreInvalidArgument) {
   }
   EXPECT_EQ(store_.ApplyCalls(), 3);  // only SetUp's grants reached the store
   ExpectUntouched();
+}
+
+// The exact alphabet and length limits of keys and reasons, at their edges.
+TEST_F(LedgerTest, KeyAndReasonEdges) {
+  auto with = [](std::string key, std::string reason) {
+    return TransferRequest{std::move(key),
+                           {{"player:alice", Side::kDebit, 1}, {"player:bob", Side::kCredit, 1}},
+                           {"t1", 1, std::move(reason)}};
+  };
+  const std::string key_error =
+      "idempotency key must be 1..128 characters of printable ASCII without space (0x21..0x7E)";
+  const std::string reason_error =
+      "reason must be 0..64 characters of printable ASCII, space included (0x20..0x7E)";
+  // Accepted: the edges of each alphabet and length.
+  const std::string all_key_chars = "!\"#$%&'()*+,-./0123456789:;<=>?@[\\]^_`{|}~";
+  std::vector<TransferRequest> accepted = {
+      with("k", ""),                                      // shortest key, empty reason
+      with(std::string(128, 'k'), std::string(64, 'r')),  // longest key and reason
+      with(all_key_chars, "pay out: round 3, seat #2 (bot)"),
+      with("k-space-edges", " leading and trailing spaces "),
+      with("k-tilde", "~ and ! are the edges"),
+  };
+  int64_t moved = 0;
+  for (const TransferRequest& r : accepted) {
+    absl::StatusOr<TransferResult> result = Move(r);
+    EXPECT_TRUE(result.ok()) << r.idempotency_key << ": " << result.status();
+    moved += result.ok() ? 1 : 0;
+  }
+  EXPECT_EQ(BalanceOf("player:alice"), 1000 - moved);
+  // Refused, with the exact message, and nothing moves.
+  const int applied = store_.ApplyCalls();
+  const std::vector<std::pair<TransferRequest, std::string>> refused = {
+      {with("", "x"), "idempotency key is required"},
+      {with(std::string(129, 'k'), "x"), key_error},
+      {with("a b", "x"), key_error},
+      {with(" k", "x"), key_error},
+      {with("k\t", "x"), key_error},
+      {with("k\x7f", "x"), key_error},
+      {with("k\xc3\xa9", "x"), key_error},  // UTF-8 e-acute
+      {with("k-long-reason", std::string(65, 'r')), reason_error},
+      {with("k-tab", "a\tb"), reason_error},
+      {with("k-newline", "a\nb"), reason_error},
+      {with("k-del", "a\x7f"), reason_error},
+      {with("k-utf8", "caf\xc3\xa9"), reason_error},
+      {with("k-nul", std::string("a\0b", 3)), reason_error},
+  };
+  for (const auto& [request, message] : refused) {
+    EXPECT_THAT(Move(request).status(), StatusIs(absl::StatusCode::kInvalidArgument, message))
+        << request.idempotency_key;
+  }
+  EXPECT_EQ(store_.ApplyCalls(), applied);  // none reached the store
+  EXPECT_EQ(BalanceOf("player:alice"), 1000 - moved);
 }
 
 TEST_F(LedgerTest, SixteenLegsAreAllowed) {

@@ -2,8 +2,9 @@
 // store -> ledger -> gRPC service, serves until SIGTERM/SIGINT, then drains.
 //
 //   COURTPIECE_PG_URL                   Postgres URL (required); schema `wallet` migrated
-//   COURTPIECE_WALLET_ADDR              gRPC listen address        (default 0.0.0.0:7004)
-//   COURTPIECE_WALLET_METRICS_PORT      /metrics port, 0 = none    (default 9101)
+//   COURTPIECE_WALLET_ADDR              gRPC listen HOST:PORT      (default 0.0.0.0:7004)
+//   COURTPIECE_WALLET_METRICS_ADDR      GET /metrics HOST:PORT, or off (default 127.0.0.1:9101)
+//                                       (COURTPIECE_WALLET_METRICS_PORT is retired: an error)
 //   COURTPIECE_WALLET_STARTING_GRANT    coins for a new player     (default 1000)
 //   COURTPIECE_WALLET_HOUSE_SHARDS      house sub-accounts         (default 16)
 //   COURTPIECE_WALLET_PG_POOL_SIZE      Postgres connections       (default 16)
@@ -33,7 +34,7 @@ constexpr absl::Duration kGaugeInterval = absl::Seconds(1);
 struct Config {
   std::string pg_url;
   std::string listen_address;
-  int metrics_port = 0;
+  std::string metrics_address;  // "" = no metrics endpoint
   int pool_size = 0;
   absl::Duration rpc_deadline_max;
   LedgerOptions ledger;
@@ -44,8 +45,11 @@ absl::StatusOr<Config> ReadConfig() {
   common::EnvConfig env;
   Config c;
   c.pg_url = env.RequiredString("COURTPIECE_PG_URL");
-  c.listen_address = env.String("COURTPIECE_WALLET_ADDR", "0.0.0.0:7004");
-  c.metrics_port = static_cast<int>(env.Int("COURTPIECE_WALLET_METRICS_PORT", 9101, 0, 65535));
+  c.listen_address = env.ListenAddress("COURTPIECE_WALLET_ADDR", "0.0.0.0:7004");
+  // Loopback by default: the metrics endpoint is opened to other hosts only on purpose.
+  c.metrics_address =
+      env.ListenAddress("COURTPIECE_WALLET_METRICS_ADDR", "127.0.0.1:9101", /*allow_off=*/true);
+  env.Retired("COURTPIECE_WALLET_METRICS_PORT", "COURTPIECE_WALLET_METRICS_ADDR");
   c.ledger.starting_grant = env.Int("COURTPIECE_WALLET_STARTING_GRANT", 1000, 1, 1'000'000'000);
   c.ledger.house_shard_count =
       static_cast<int>(env.Int("COURTPIECE_WALLET_HOUSE_SHARDS", 16, 1, 1024));
@@ -73,10 +77,8 @@ int Run() {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
   }
-  absl::StatusOr<std::unique_ptr<common::Metrics>> metrics = common::Metrics::Create(
-      {.service = "wallet",
-       .listen_address =
-           config->metrics_port == 0 ? "" : absl::StrCat("0.0.0.0:", config->metrics_port)});
+  absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
+      common::Metrics::Create({.service = "wallet", .listen_address = config->metrics_address});
   if (!metrics.ok()) {
     log.Error("metrics exposer failed", {{"status", metrics.status()}});
     return 1;
@@ -97,21 +99,26 @@ int Run() {
     log.Error("cannot create house shards (is the schema migrated?)", {{"status", s}});
     return 1;
   }
-  WalletService service(ledger, RealClock::Instance(), config->rpc_deadline_max, **metrics);
+  WalletService service(ledger, RealClock::Instance(), config->rpc_deadline_max, **metrics, log);
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address}, {&service}, **metrics);
   if (!server.ok()) {
     log.Error("gRPC server failed", {{"status", server.status()}});
     return 1;
   }
-  log.Info("serving", {{"grpc_port", (*server)->port()},
+  log.Info("serving", {{"grpc_address", config->listen_address},
+                       {"grpc_port", (*server)->port()},
+                       {"metrics_address", config->metrics_address},
                        {"metrics_port", (*metrics)->port()},
                        {"house_shards", config->ledger.house_shard_count},
                        {"starting_grant", config->ledger.starting_grant}});
   std::optional<int> signo;
   while (!(signo = signal.WaitFor(kGaugeInterval))) UpdatePoolGauges(pool, pool_gauge);
   log.Info("shutting down", {{"signal", *signo}});
-  (*server)->Shutdown(absl::Now() + kDrain);
+  const absl::Time start = absl::Now();
+  (*server)->Shutdown(start + kDrain);
+  log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
+                       {"cancelled_at_drain_end", (*server)->running_at_drain_end()}});
   return 0;
 }
 

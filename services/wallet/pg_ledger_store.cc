@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "courtpiece/common/client_errors.h"
 #include "courtpiece/common/status_macros.h"
 #include "services/wallet/account_id.h"
 
@@ -48,18 +49,35 @@ absl::Status OutcomeStatus(const std::string& outcome, const PgRow& row, absl::s
   return absl::InternalError(absl::StrCat("unexpected outcome ", outcome));
 }
 
+// A database error the store did not expect (anything but the outcomes above): its text
+// (Postgres message, SQL) is for the log only. Codes whose messages reach clients as written
+// (common::IsClientMessageCode: a CHECK violation is FailedPrecondition, a data exception
+// InvalidArgument, ...) become Internal; the others (Unavailable, DeadlineExceeded,
+// Aborted, ...) keep their code and get a fixed client message at the gRPC boundary.
+absl::Status Unexpected(const absl::Status& status) {
+  if (status.ok() || !common::IsClientMessageCode(status.code())) return status;
+  return absl::InternalError(status.message());
+}
+
+absl::Status ParseOkRow(const PgRow& row, AppliedTransfer& out) {
+  ASSIGN_OR_RETURN(out.transfer_id, row.Int64(1));
+  ASSIGN_OR_RETURN(out.replayed, row.Bool(2));
+  ASSIGN_OR_RETURN(int64_t created_us, row.Int64(3));
+  out.created_at = absl::FromUnixMicros(created_us);
+  ASSIGN_OR_RETURN(std::string account, row.String(4));
+  ASSIGN_OR_RETURN(int64_t balance, row.Int64(5));
+  out.balances_after.push_back({std::move(account), balance});
+  return absl::OkStatus();
+}
+
+// The transfer, or its outcome status (OutcomeStatus), or Internal for a malformed reply.
 absl::StatusOr<AppliedTransfer> ParseApplied(const PgResult& result, absl::string_view key) {
   AppliedTransfer out;
   for (const PgRow& row : result.rows()) {
-    ASSIGN_OR_RETURN(std::string outcome, row.String(0));
-    if (outcome != "ok") return OutcomeStatus(outcome, row, key);
-    ASSIGN_OR_RETURN(out.transfer_id, row.Int64(1));
-    ASSIGN_OR_RETURN(out.replayed, row.Bool(2));
-    ASSIGN_OR_RETURN(int64_t created_us, row.Int64(3));
-    out.created_at = absl::FromUnixMicros(created_us);
-    ASSIGN_OR_RETURN(std::string account, row.String(4));
-    ASSIGN_OR_RETURN(int64_t balance, row.Int64(5));
-    out.balances_after.push_back({std::move(account), balance});
+    absl::StatusOr<std::string> outcome = row.String(0);
+    if (!outcome.ok()) return Unexpected(outcome.status());
+    if (*outcome != "ok") return OutcomeStatus(*outcome, row, key);
+    if (absl::Status parsed = ParseOkRow(row, out); !parsed.ok()) return Unexpected(parsed);
   }
   if (out.balances_after.empty()) return absl::InternalError("transfer without entries");
   return out;
@@ -68,14 +86,14 @@ absl::StatusOr<AppliedTransfer> ParseApplied(const PgResult& result, absl::strin
 }  // namespace
 
 absl::Status PgLedgerStore::EnsureHouseShards(int shard_count, absl::Time) {
-  return pool_.RunWithRetry(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
+  return Unexpected(pool_.RunWithRetry(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
     return tx
         .Exec(
             "INSERT INTO wallet.accounts (id, kind) SELECT 'house:' || n, 'house' "
             "FROM generate_series(0, $1::int - 1) AS n ON CONFLICT (id) DO NOTHING",
             {shard_count})
         .status();
-  });
+  }));
 }
 
 absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, absl::Time) {
@@ -88,21 +106,22 @@ absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, ab
   const std::string accounts_param = TextArray(accounts);
   const std::string amounts_param = absl::StrCat("{", absl::StrJoin(amounts, ","), "}");
   const std::string create_param = TextArray(t.create_if_missing);
-  absl::StatusOr<AppliedTransfer> out;
-  absl::Status status = pool_.RunWithRetry(kRetryAttemptsMax, [&](PgTransaction& tx) {
-    ASSIGN_OR_RETURN(
-        PgResult result,
-        tx.Exec(kApplySql, {t.idempotency_key, t.fingerprint, t.metadata.table_id, t.metadata.round,
-                            t.metadata.reason, accounts_param, amounts_param, create_param}));
-    out = ParseApplied(result, t.idempotency_key);
-    return out.status();  // not OK: rolled back
-  });
-  if (!status.ok()) return status;
-  return out;
+  // One statement in autocommit (one round trip): apply_transfer is all or nothing by
+  // itself (0002: a refusal undoes its own writes and comes back as a row). Aborted means
+  // the statement was rolled back, so it is re-run; Unavailable is "maybe applied" and goes
+  // up to the Ledger, which retries with the same key.
+  absl::StatusOr<PgResult> result =
+      pool_.ExecAutocommit(kApplySql,
+                           {t.idempotency_key, t.fingerprint, t.metadata.table_id, t.metadata.round,
+                            t.metadata.reason, accounts_param, amounts_param, create_param},
+                           kRetryAttemptsMax);
+  if (!result.ok()) return Unexpected(result.status());
+  return ParseApplied(*result, t.idempotency_key);
 }
 
 absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, absl::Time) {
   int64_t balance = 0;
+  bool unknown = false;
   // A read: safe to run again when a backend dies under it (PgPool::RunIdempotent).
   absl::Status status =
       pool_.RunIdempotent(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
@@ -115,12 +134,15 @@ absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, abs
         ASSIGN_OR_RETURN(
             PgResult result,
             tx.Exec("SELECT balance FROM wallet.accounts WHERE id = $1", {account_id}));
-        if (result.empty())
+        if (result.empty()) {
+          unknown = true;
           return absl::NotFoundError(absl::StrCat("unknown account ", account_id));
+        }
         ASSIGN_OR_RETURN(balance, result.row(0).Int64(0));
         return absl::OkStatus();
       });
-  if (!status.ok()) return status;
+  if (unknown) return status;
+  if (!status.ok()) return Unexpected(status);
   return balance;
 }
 
@@ -159,7 +181,7 @@ absl::StatusOr<std::vector<LedgerEntry>> PgLedgerStore::History(absl::string_vie
         }
         return absl::OkStatus();
       });
-  if (!status.ok()) return status;
+  if (!status.ok()) return Unexpected(status);
   return out;
 }
 

@@ -1,10 +1,14 @@
 // PgLedgerStore: the LedgerStore in PostgreSQL (schema `wallet`, migrations/), through
-// libs/storage's PgPool. A transfer is one call of wallet.apply_transfer inside one
-// READ COMMITTED transaction: row locks are taken in the global order of account ids, so
-// transfers never deadlock; the idempotency key is a unique constraint, so concurrent
-// same-key transfers apply once. Any outcome but success rolls back: nothing half-done.
+// libs/storage's PgPool. A transfer is ONE statement, `SELECT ... FROM
+// wallet.apply_transfer(...)`, in autocommit (one round trip; READ COMMITTED): row locks are
+// taken in the global order of account ids, so transfers never deadlock; the idempotency
+// key is a unique constraint, so concurrent same-key transfers apply once; the function
+// undoes a refused transfer itself (migration 0002), so nothing is ever half-done.
 // The pool's statement timeout bounds every statement; Unavailable from the pool (broken
 // connection, commit outcome unknown) is passed up for the domain to retry with the key.
+// Errors: the outcomes (FailedPrecondition overdraft, NotFound, AlreadyExists) carry client
+// messages; an unexpected database error whose code would pass its text to clients
+// (common::IsClientMessageCode) becomes Internal.
 // Thread-safety: safe for concurrent use (as PgPool).
 #ifndef COURTPIECE_SERVICES_WALLET_PG_LEDGER_STORE_H_
 #define COURTPIECE_SERVICES_WALLET_PG_LEDGER_STORE_H_

@@ -9,17 +9,25 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "courtpiece/common/clock.h"
+#include "courtpiece/common/log.h"
+#include "courtpiece/common/metrics.h"
+#include "courtpiece/common/status_macros.h"
 #include "courtpiece/common/status_matchers.h"
 #include "gmock/gmock.h"
+#include "grpcpp/server_context.h"
 #include "gtest/gtest.h"
 #include "services/wallet/audit.h"
 #include "services/wallet/ledger.h"
 #include "services/wallet/ledger_requests_for_test.h"
+#include "services/wallet/server.h"
 #include "services/wallet/wallet_test_util.h"
 
 namespace courtpiece::wallet {
@@ -77,6 +85,82 @@ class PgLedgerTest : public ::testing::Test {
   std::unique_ptr<PgLedgerStore> store_;
   std::unique_ptr<Ledger> ledger_;
 };
+
+// A statement timeout inside apply_transfer (bob's row is held by another transaction):
+// the client's status is DEADLINE_EXCEEDED with a fixed message (no SQL, no Postgres
+// text), the log line has the details, and nothing moved.
+TEST_F(PgLedgerTest, StatementTimeoutReachesTheClientWithoutDatabaseText) {
+  storage::PgPoolOptions options = db_->PoolOptions();
+  options.statement_timeout_ms = 300;
+  options.application_name = kAppName;
+  storage::PgPool short_pool(options);
+  PgLedgerStore short_store(short_pool);
+  Ledger ledger(short_store, RealClock::Instance(), ledger_options_);
+  std::mutex log_mu;
+  std::vector<std::string> log_lines;
+  common::Logger log("wallet", common::LogLevel::kInfo, [&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    log_lines.emplace_back(line);
+  });
+  common::Metrics metrics("wallet");
+  WalletService service(ledger, RealClock::Instance(), absl::Seconds(30), metrics, log);
+
+  absl::Notification locked;
+  absl::Notification release;
+  std::thread holder([&] {
+    absl::Status held = pool_->Run([&](storage::PgTransaction& tx) -> absl::Status {
+      RETURN_IF_ERROR(
+          tx.Exec("UPDATE wallet.accounts SET balance = balance WHERE id = 'player:bob'").status());
+      locked.Notify();
+      release.WaitForNotification();
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(held.ok()) << held;
+  });
+  locked.WaitForNotification();
+  v1::TransferRequest request;
+  request.set_idempotency_key("timeout-1");
+  for (const auto& [account, side] :
+       {std::pair{"player:alice", v1::SIDE_DEBIT}, std::pair{"player:bob", v1::SIDE_CREDIT}}) {
+    v1::Leg* leg = request.add_legs();
+    leg->set_account_id(account);
+    leg->set_side(side);
+    leg->set_amount(5);
+  }
+  v1::TransferResponse response;
+  grpc::ServerContext context;
+  const grpc::Status status = service.Transfer(&context, &request, &response);
+  release.Notify();
+  holder.join();
+
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(status.error_message(),
+            "deadline exceeded before the server finished; the call may or may not have taken "
+            "effect");
+  std::lock_guard<std::mutex> lock(log_mu);
+  ASSERT_EQ(log_lines.size(), 1u);
+  EXPECT_THAT(log_lines[0], HasSubstr("\"rpc\":\"Transfer\""));
+  EXPECT_THAT(log_lines[0], HasSubstr("57014"));
+  EXPECT_THAT(log_lines[0], HasSubstr("statement timeout"));
+  EXPECT_THAT(log_lines[0], HasSubstr("apply_transfer"));
+  EXPECT_EQ(BalanceOf("player:alice"), 1000);
+  EXPECT_EQ(BalanceOf("player:bob"), 1000);
+  EXPECT_EQ(*QueryInt(*pool_,
+                      "SELECT count(*) FROM wallet.transfers WHERE idempotency_key = 'timeout-1'"),
+            0);
+  ExpectAuditOk();
+}
+
+// A reason with spaces goes through Postgres and comes back as sent.
+TEST_F(PgLedgerTest, ReasonWithSpacesRoundTrips) {
+  TransferRequest r = Stakes("k-spaces");
+  r.metadata.reason = " stakes: round 1 (two bots) ";
+  ASSERT_TRUE(ledger_->Transfer(r, Deadline()).ok());
+  absl::StatusOr<HistoryPage> page = ledger_->History("player:alice", 1, "", Deadline());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->entries.size(), 1u);
+  EXPECT_EQ(page->entries[0].metadata.reason, " stakes: round 1 (two bots) ");
+}
 
 TEST_F(PgLedgerTest, OpenAccountIsIdempotentPerPlayer) {
   absl::StatusOr<OpenAccountResult> again = ledger_->OpenAccount("alice", Deadline());

@@ -11,8 +11,6 @@
 namespace courtpiece::wallet {
 namespace {
 
-using common::ToGrpcStatus;
-
 // Finer than the default buckets at the low end: a transfer takes about a millisecond.
 const std::vector<double>& TransferBucketsSeconds() {
   static const std::vector<double> buckets = {0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016,
@@ -61,7 +59,7 @@ std::string ResultLabel(const absl::Status& status, bool replayed) {
 }  // namespace
 
 WalletService::WalletService(Ledger& ledger, const Clock& clock, absl::Duration rpc_deadline_max,
-                             common::Metrics& metrics)
+                             common::Metrics& metrics, const common::Logger& log)
     : ledger_(ledger),
       clock_(clock),
       rpc_deadline_max_(rpc_deadline_max),
@@ -69,7 +67,15 @@ WalletService::WalletService(Ledger& ledger, const Clock& clock, absl::Duration 
       transfer_latency_(metrics.LatencyHistogram("transfer_latency", "Transfer RPC latency.",
                                                  TransferBucketsSeconds())),
       replays_(metrics.Counter("idempotent_replays",
-                               "Transfers answered from an earlier application of the key.")) {}
+                               "Transfers answered from an earlier application of the key.")),
+      log_(log) {}
+
+grpc::Status WalletService::Failed(std::string_view rpc, const absl::Status& status) const {
+  if (!common::IsClientMessageCode(status.code())) {
+    log_.Warn("rpc failed", {{"rpc", rpc}, {"status", status}});
+  }
+  return common::ToClientGrpcStatus(status);
+}
 
 absl::Time WalletService::Deadline(const grpc::ServerContext& context) const {
   const absl::Time capped = clock_.Now() + rpc_deadline_max_;
@@ -89,7 +95,7 @@ grpc::Status WalletService::OpenAccount(grpc::ServerContext* context,
                                         v1::OpenAccountResponse* response) {
   absl::StatusOr<OpenAccountResult> r =
       ledger_.OpenAccount(request->player_id(), Deadline(*context));
-  if (!r.ok()) return ToGrpcStatus(r.status());
+  if (!r.ok()) return Failed("OpenAccount", r.status());
   response->set_account_id(r->account_id);
   response->set_created(r->created);
   response->set_balance(r->balance);
@@ -100,7 +106,7 @@ grpc::Status WalletService::GetBalance(grpc::ServerContext* context,
                                        const v1::GetBalanceRequest* request,
                                        v1::GetBalanceResponse* response) {
   absl::StatusOr<int64_t> balance = ledger_.GetBalance(request->account_id(), Deadline(*context));
-  if (!balance.ok()) return ToGrpcStatus(balance.status());
+  if (!balance.ok()) return Failed("GetBalance", balance.status());
   response->set_account_id(request->account_id());
   response->set_balance(*balance);
   return grpc::Status::OK;
@@ -112,7 +118,7 @@ grpc::Status WalletService::Transfer(grpc::ServerContext* context,
   const absl::Time start = clock_.Now();
   absl::StatusOr<TransferResult> r = ledger_.Transfer(FromProto(*request), Deadline(*context));
   RecordTransfer(r.status(), r.ok() && r->replayed, clock_.Now() - start);
-  if (!r.ok()) return ToGrpcStatus(r.status());
+  if (!r.ok()) return Failed("Transfer", r.status());
   response->set_transfer_id(r->transfer_id);
   response->set_replayed(r->replayed);
   response->set_created_at_unix_micros(absl::ToUnixMicros(r->created_at));
@@ -128,7 +134,7 @@ grpc::Status WalletService::History(grpc::ServerContext* context, const v1::Hist
                                     v1::HistoryResponse* response) {
   absl::StatusOr<HistoryPage> page = ledger_.History(request->account_id(), request->page_size(),
                                                      request->cursor(), Deadline(*context));
-  if (!page.ok()) return ToGrpcStatus(page.status());
+  if (!page.ok()) return Failed("History", page.status());
   for (const LedgerEntry& e : page->entries) ToProto(e, response->add_entries());
   response->set_next_cursor(page->next_cursor);
   return grpc::Status::OK;

@@ -1,7 +1,13 @@
 // Unit tests of the gRPC translation layer: handlers called directly on the fake store.
 #include "services/wallet/server.h"
 
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "courtpiece/common/clock.h"
+#include "courtpiece/common/log.h"
 #include "courtpiece/common/metrics.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server_context.h"
@@ -18,7 +24,17 @@ class WalletServiceTest : public ::testing::Test {
   WalletServiceTest()
       : ledger_(store_, clock_, LedgerOptions()),
         metrics_("wallet"),
-        service_(ledger_, clock_, absl::Seconds(5), metrics_) {}
+        log_("wallet", common::LogLevel::kInfo,
+             [this](std::string_view line) {
+               std::lock_guard<std::mutex> lock(log_mu_);
+               log_lines_.emplace_back(line);
+             }),
+        service_(ledger_, clock_, absl::Seconds(5), metrics_, log_) {}
+
+  std::vector<std::string> LogLines() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    return log_lines_;
+  }
 
   void SetUp() override {
     ASSERT_TRUE(ledger_.Init(clock_.Now() + absl::Seconds(1)).ok());
@@ -60,6 +76,9 @@ class WalletServiceTest : public ::testing::Test {
   FakeLedgerStore store_;
   Ledger ledger_;
   common::Metrics metrics_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_lines_;  // guarded by log_mu_
+  common::Logger log_;
   WalletService service_;
 };
 
@@ -117,9 +136,45 @@ TEST_F(WalletServiceTest, DomainCodesBecomeGrpcCodes) {
               HasSubstr("courtpiece_wallet_transfers_total{result=\"failed_precondition\"} 1"));
 }
 
+// Infrastructure errors reach the client with a fixed message and the details go to the
+// log; the domain's own messages (written for clients) pass as they are, unlogged.
+TEST_F(WalletServiceTest, InfrastructureErrorTextGoesToTheLogNotTheClient) {
+  const std::string leak =
+      "postgres [57014] ERROR:  canceling statement due to statement timeout\nCONTEXT:  SQL "
+      "statement \"UPDATE wallet.accounts a SET balance = a.balance + v_amount\"";
+  v1::TransferResponse response;
+  store_.FailNext(1, absl::DeadlineExceededError(leak));
+  grpc::Status s = Transfer(AnnPaysBen("k1", 1), &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(s.error_message(),
+            "deadline exceeded before the server finished; the call may or may not have taken "
+            "effect");
+  store_.FailNext(3, absl::UnavailableError("postgres connection broken: server closed"));
+  s = Transfer(AnnPaysBen("k2", 1), &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(s.error_message(),
+            "temporarily unavailable; the call may or may not have taken effect; retry");
+  store_.FailNext(1, absl::InternalError("postgres [XX000] ERROR:  SELECT 1"));
+  s = Transfer(AnnPaysBen("k3", 1), &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(s.error_message(), "internal error; the details are in the server's log");
+  s = Transfer(AnnPaysBen("k4", 5000), &response);  // a domain outcome: message kept
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), "account player:ann would go below zero");
+
+  const std::vector<std::string> lines = LogLines();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[0], HasSubstr("\"msg\":\"rpc failed\",\"rpc\":\"Transfer\""));
+  EXPECT_THAT(lines[0], HasSubstr("DEADLINE_EXCEEDED: postgres [57014] ERROR:  canceling "
+                                  "statement due to statement timeout"));
+  EXPECT_THAT(lines[0], HasSubstr("UPDATE wallet.accounts"));
+  EXPECT_THAT(lines[1], HasSubstr("UNAVAILABLE: postgres connection broken"));
+  EXPECT_THAT(lines[2], HasSubstr("INTERNAL: postgres [XX000]"));
+}
+
 TEST_F(WalletServiceTest, DeadlineIsCappedByTheServer) {
   // The fake clock never moves, so a cap of zero makes every RPC's deadline already past.
-  WalletService capped(ledger_, clock_, absl::ZeroDuration(), metrics_);
+  WalletService capped(ledger_, clock_, absl::ZeroDuration(), metrics_, log_);
   v1::TransferRequest r = AnnPaysBen("k", 1);
   v1::TransferResponse response;
   grpc::ServerContext context;

@@ -1,5 +1,6 @@
 #include "courtpiece/common/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -97,6 +98,52 @@ std::string EnvConfig::OneOf(std::string_view name, std::string_view default_val
   }
   AddError(name, *value, absl::StrCat("one of {", absl::StrJoin(allowed, ", "), "}"));
   return std::string(default_value);
+}
+
+namespace {
+
+bool IsValidListenAddress(const std::string& value) {
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  int port = -1;
+  const std::string port_text = value.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      !std::all_of(port_text.begin(), port_text.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(port_text, &port) || port > 65535) {
+    return false;
+  }
+  const std::string host = value.substr(0, colon);
+  if (host.front() == '[') {  // [IPv6]
+    return host.size() > 2 && host.back() == ']' &&
+           std::all_of(host.begin() + 1, host.end() - 1,
+                       [](char c) { return absl::ascii_isxdigit(c) || c == ':' || c == '.'; });
+  }
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
+  });
+}
+
+}  // namespace
+
+std::string EnvConfig::ListenAddress(std::string_view name, std::string_view default_value,
+                                     bool allow_off) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return std::string(default_value);
+  if (allow_off && *value == "off") return "";
+  if (!IsValidListenAddress(*value)) {
+    AddError(name, *value,
+             absl::StrCat("HOST:PORT (e.g. 127.0.0.1:9101, 0.0.0.0:9101, [::1]:9101), port in "
+                          "[0, 65535]",
+                          allow_off ? ", or off" : ""));
+    return std::string(default_value);
+  }
+  return *value;
+}
+
+void EnvConfig::Retired(std::string_view name, std::string_view replacement) {
+  if (!lookup_(std::string(name)).has_value()) return;
+  errors_.push_back(
+      absl::StrCat(ToAbsl(name), " is no longer read; set ", ToAbsl(replacement), " instead"));
 }
 
 absl::Status EnvConfig::Finish() const {

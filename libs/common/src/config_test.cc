@@ -99,6 +99,48 @@ TEST(EnvConfigTest, FinishNamesEveryBadVariableInOrder) {
                        "COURTPIECE_BOTS=\"2\": allowed true/false, 1/0, yes/no or on/off"));
 }
 
+TEST(EnvConfigTest, ListenAddress) {
+  EnvConfig env(MapEnv({{"A", "127.0.0.1:9101"},
+                        {"B", "0.0.0.0:0"},
+                        {"C", "[::1]:65535"},
+                        {"D", "metrics-host:80"},
+                        {"E", "off"},
+                        {"F", "9101"},
+                        {"G", "127.0.0.1:65536"},
+                        {"H", ":80"},
+                        {"I", "off"},
+                        {"J", "127.0.0.1:9x"},
+                        {"K", "a b:1"}}));
+  EXPECT_EQ(env.ListenAddress("A", "d:1"), "127.0.0.1:9101");
+  EXPECT_EQ(env.ListenAddress("B", "d:1"), "0.0.0.0:0");
+  EXPECT_EQ(env.ListenAddress("C", "d:1"), "[::1]:65535");
+  EXPECT_EQ(env.ListenAddress("D", "d:1"), "metrics-host:80");
+  EXPECT_EQ(env.ListenAddress("E", "d:1", /*allow_off=*/true), "");
+  EXPECT_EQ(env.ListenAddress("UNSET", "127.0.0.1:9101"), "127.0.0.1:9101");
+  EXPECT_TRUE(env.Finish().ok());
+  EXPECT_EQ(env.ListenAddress("F", "d:1"), "d:1");
+  EXPECT_EQ(env.ListenAddress("G", "d:1"), "d:1");
+  EXPECT_EQ(env.ListenAddress("H", "d:1"), "d:1");
+  EXPECT_EQ(env.ListenAddress("I", "d:1"), "d:1");  // "off" only when allowed
+  EXPECT_EQ(env.ListenAddress("J", "d:1", true), "d:1");
+  EXPECT_EQ(env.ListenAddress("K", "d:1"), "d:1");
+  ASSERT_EQ(env.errors().size(), 6u);
+  const std::string allowed =
+      "allowed HOST:PORT (e.g. 127.0.0.1:9101, 0.0.0.0:9101, [::1]:9101), port in [0, 65535]";
+  EXPECT_EQ(env.errors()[0], "F=\"9101\": " + allowed);
+  EXPECT_EQ(env.errors()[3], "I=\"off\": " + allowed);
+  EXPECT_EQ(env.errors()[4], "J=\"127.0.0.1:9x\": " + allowed + ", or off");
+}
+
+TEST(EnvConfigTest, RetiredVariableSetIsAnError) {
+  EnvConfig env(MapEnv({{"OLD_PORT", "9101"}}));
+  env.Retired("OLD_PORT", "NEW_ADDR");
+  env.Retired("NEVER_SET", "NEW_ADDR");
+  EXPECT_THAT(env.Finish(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     "bad configuration: OLD_PORT is no longer read; set "
+                                     "NEW_ADDR instead"));
+}
+
 TEST(EnvConfigTest, ProcessEnvReadsGetenv) {
   ASSERT_EQ(setenv("COURTPIECE_COMMON_TEST_VAR", "42", 1), 0);
   EnvConfig env;

@@ -1,6 +1,7 @@
 #include "courtpiece/common/grpc_server.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <optional>
 #include <utility>
 
@@ -9,12 +10,16 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "courtpiece/common/absl_compat.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "google/protobuf/descriptor.h"
+#include "grpc/byte_buffer.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/rpc_service_method.h"
+#include "grpcpp/impl/service_type.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
@@ -23,6 +28,12 @@
 
 namespace courtpiece::common {
 namespace {
+
+// After the drain: how long gRPC's Shutdown waits for clients to close their connections
+// before it closes them (and cancels anything still running).
+constexpr absl::Duration kCloseConnectionsGrace = absl::Milliseconds(100);
+// After the drain, how long the gate keeps refusing before gRPC's Shutdown starts.
+constexpr absl::Duration kRefuseAfterDrain = absl::Milliseconds(100);
 
 // The method label: the full path for methods of linked protos and of health and reflection,
 // "unknown" otherwise (so a client cannot grow the label set with made-up names).
@@ -101,17 +112,139 @@ class MetricsInterceptorFactory final
 
 }  // namespace
 
+// Admits RPCs while open and counts those admitted until they finish, so that Shutdown can
+// refuse new calls and wait for the admitted ones before gRPC's own shutdown (which
+// cancels whatever is still queued or running).
+class DrainGate {
+ public:
+  bool TryEnter() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!open_) return false;
+    ++in_flight_;
+    return true;
+  }
+  void Leave() {
+    std::lock_guard<std::mutex> lock(mu_);
+    COURTPIECE_CHECK(in_flight_ > 0, "Leave without Enter");
+    if (--in_flight_ == 0) idle_.notify_all();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+  // Waits until no admitted call is left or `deadline` passes. Returns the number of
+  // admitted calls still running (0 = drained).
+  int WaitIdle(absl::Time deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait_until(lock, absl::ToChronoTime(deadline), [this] { return in_flight_ == 0; });
+    return in_flight_;
+  }
+
+ private:
+  std::mutex mu_;  // not absl::Mutex: visible to TSan
+  std::condition_variable idle_;
+  bool open_ = true;   // guarded by mu_
+  int in_flight_ = 0;  // guarded by mu_
+};
+
+namespace {
+
+constexpr char kShuttingDownMessage[] = "server is shutting down; the call was not run";
+
+// Wraps a sync method's handler with the gate. The decision is taken in Deserialize, which
+// the sync server calls once per call (for methods with a request message: unary and
+// server-streaming) before any interceptor or the handler runs: a refused call never reaches
+// the service, and the inner handler answers UNAVAILABLE because its request status is not
+// OK. Methods without a request message (client-streaming, bidi) are counted when admitted
+// but not refused (their handlers ignore the request status); none of ours has one.
+class GatedHandler final : public grpc::internal::MethodHandler {
+ public:
+  GatedHandler(std::unique_ptr<grpc::internal::RpcServiceMethod> original,
+               std::shared_ptr<DrainGate> gate)
+      : original_(std::move(original)), gate_(std::move(gate)) {}
+
+  void set_gate(std::shared_ptr<DrainGate> gate) { gate_ = std::move(gate); }
+
+  void* Deserialize(grpc_call* call, grpc_byte_buffer* req, grpc::Status* status,
+                    void** handler_data) override {
+    if (!gate_->TryEnter()) {
+      if (req != nullptr) grpc_byte_buffer_destroy(req);  // Deserialize owns the payload
+      *status = grpc::Status(grpc::StatusCode::UNAVAILABLE, kShuttingDownMessage);
+      return nullptr;
+    }
+    return original_->handler()->Deserialize(call, req, status, handler_data);
+  }
+
+  void RunHandler(const HandlerParameter& param) override {
+    const bool refused = param.status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                         param.status.error_message() == kShuttingDownMessage;
+    const bool has_request =
+        original_->method_type() == grpc::internal::RpcMethod::NORMAL_RPC ||
+        original_->method_type() == grpc::internal::RpcMethod::SERVER_STREAMING;
+    // Without a request message Deserialize was not called: enter here (never refused).
+    const bool entered = has_request ? !refused : gate_->TryEnter();
+    original_->handler()->RunHandler(param);
+    if (entered) gate_->Leave();
+  }
+
+ private:
+  std::unique_ptr<grpc::internal::RpcServiceMethod> original_;  // owns the inner handler
+  std::shared_ptr<DrainGate> gate_;
+};
+
+// grpc::Service keeps its methods in a private vector and gRPC 1.51 offers no public hook in
+// front of a sync handler (a server interceptor cannot end a call: hijacking is client-only;
+// it can only rewrite the status after the handler ran). The standard allows naming a
+// private member in an explicit instantiation ([temp.spec.general]/6), which is how this
+// one place reaches grpc::Service::methods_ to wrap each sync handler with the gate.
+using ServiceMethods = std::vector<std::unique_ptr<grpc::internal::RpcServiceMethod>>;
+struct ServiceMethodsTag {
+  using Member = ServiceMethods grpc::Service::*;
+  friend Member MethodsMember(ServiceMethodsTag);
+};
+template <ServiceMethodsTag::Member M>
+struct ServiceMethodsAccess {
+  friend ServiceMethodsTag::Member MethodsMember(ServiceMethodsTag) { return M; }
+};
+template struct ServiceMethodsAccess<&grpc::Service::methods_>;
+
+// Puts every sync method of `service` behind `gate` (a service started before keeps its
+// wrappers; they are re-pointed at the new gate).
+void GateSyncMethods(grpc::Service& service, const std::shared_ptr<DrainGate>& gate) {
+  ServiceMethods& methods = service.*MethodsMember(ServiceMethodsTag{});
+  for (std::unique_ptr<grpc::internal::RpcServiceMethod>& method : methods) {
+    if (method == nullptr || method->handler() == nullptr ||
+        method->api_type() != grpc::internal::RpcServiceMethod::ApiType::SYNC) {
+      continue;  // generic, async, raw or callback: not served by sync handlers
+    }
+    if (auto* gated = dynamic_cast<GatedHandler*>(method->handler())) {
+      gated->set_gate(gate);
+      continue;
+    }
+    const char* name = method->name();
+    const grpc::internal::RpcMethod::RpcType type = method->method_type();
+    auto* handler = new GatedHandler(std::move(method), gate);
+    method = std::make_unique<grpc::internal::RpcServiceMethod>(name, type, handler);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     const GrpcServerOptions& options, const std::vector<grpc::Service*>& services,
     Metrics& metrics) {
   grpc::EnableDefaultHealthCheckService(true);
   if (options.enable_reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  auto gate = std::make_shared<DrainGate>();
+  for (grpc::Service* service : services) GateSyncMethods(*service, gate);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &port);
   // A port held by another process must fail loudly, not silently share its traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              options.sync_max_pollers);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   if (options.max_threads > 0) {
@@ -127,11 +260,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return absl::UnavailableError(
         absl::StrCat("gRPC server could not listen on \"", options.listen_address, "\""));
   }
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), port));
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), std::move(gate), port));
 }
 
-GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, int port)
-    : server_(std::move(server)), port_(port) {
+GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate,
+                       int port)
+    : server_(std::move(server)), gate_(std::move(gate)), port_(port) {
   SetServing(true);
 }
 
@@ -155,9 +289,30 @@ void GrpcServer::SetServing(bool serving) {
 void GrpcServer::Shutdown(absl::Time deadline) {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
+  // 1. Refuse new calls (UNAVAILABLE, never run) and let the admitted ones finish. gRPC's own
+  //    Shutdown would instead cancel at once every call it has received but not yet handed
+  //    to a handler thread (its clients saw CANCELLED), and cancel the rest at the deadline.
+  //    The gate closes before health says NOT_SERVING: whoever sees NOT_SERVING knows that
+  //    its next call is refused.
+  gate_->Close();
   SetServing(false);
-  server_->Shutdown(absl::ToChronoTime(deadline));
+  running_at_drain_end_ = gate_->WaitIdle(deadline);
+  // 2. Keep refusing a little longer: a client whose call just finished may send its next
+  //    one right now; the gate answers it UNAVAILABLE, whereas gRPC's Shutdown would cancel it
+  //    (CANCELLED) had it arrived between the two.
+  if (running_at_drain_end_ == 0) {
+    absl::SleepFor(std::min(kRefuseAfterDrain, deadline - absl::Now()));
+  }
+  // 3. Close the listener and every connection. Nothing admitted is running now (unless the
+  //    deadline passed), so the short deadline only stops idle client connections from
+  //    holding the shutdown until they hang up; what is left at it is cancelled (UNAVAILABLE).
+  server_->Shutdown(absl::ToChronoTime(std::min(deadline, absl::Now() + kCloseConnectionsGrace)));
   shut_down_ = true;
+}
+
+int GrpcServer::running_at_drain_end() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_at_drain_end_;
 }
 
 void GrpcServer::Wait() { server_->Wait(); }

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
@@ -39,7 +41,8 @@ using ::testing::HasSubstr;
 
 constexpr char kEchoMethod[] = "/courtpiece.testing.v1.EchoService/Echo";
 
-// Echoes after delay_ms, or returns early when the call is cancelled.
+// Echoes after delay_ms, or returns early when the call is cancelled. The message "hold"
+// blocks until ReleaseHeld() (or cancellation).
 class EchoServiceImpl final : public EchoService::Service {
  public:
   grpc::Status Echo(grpc::ServerContext* context, const EchoRequest* request,
@@ -49,6 +52,13 @@ class EchoServiceImpl final : public EchoService::Service {
       ++started_;
     }
     started_cv_.notify_all();
+    if (request->message() == "hold") {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!released_) {
+        if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+        released_cv_.wait_for(lock, std::chrono::milliseconds(5));
+      }
+    }
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(request->delay_ms());
     while (std::chrono::steady_clock::now() < deadline) {
@@ -67,13 +77,41 @@ class EchoServiceImpl final : public EchoService::Service {
     std::unique_lock<std::mutex> lock(mu_);
     started_cv_.wait(lock, [this, n] { return started_ >= n; });
   }
+  int started() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
+  void ReleaseHeld() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      released_ = true;
+    }
+    released_cv_.notify_all();
+  }
 
  private:
   // std::mutex: TSan-visible (Debian's Abseil is not instrumented).
   std::mutex mu_;
   std::condition_variable started_cv_;
-  int started_ = 0;  // guarded by mu_
+  std::condition_variable released_cv_;
+  int started_ = 0;        // guarded by mu_
+  bool released_ = false;  // guarded by mu_
 };
+
+// A channel with its own connection (not shared with other channels to the same address).
+std::shared_ptr<grpc::Channel> OwnConnectionChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+grpc::Status CallOn(EchoService::Stub& stub, const std::string& message, EchoResponse* response) {
+  EchoRequest request;
+  request.set_message(message);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  return stub.Echo(&context, request, response);
+}
 
 class GrpcServerTest : public ::testing::Test {
  protected:
@@ -331,6 +369,89 @@ TEST_F(GrpcServerTest, SigtermDrainsInFlightCallWithinDeadline) {
                 std::string(kEchoMethod) + "\"} 1\n");
 }
 
+// Many clients, each on its own connection, with calls running when Shutdown starts, plus
+// idle connections: every running call finishes OK, every call after the gate closed is
+// refused with UNAVAILABLE without reaching the service, and the idle connections do not
+// hold the shutdown (it returns long before its one-hour drain deadline).
+TEST_F(GrpcServerTest, ShutdownUnderLoadFinishesRunningCallsAndRefusesNewOnes) {
+  StartServer();
+  constexpr int kBusyClients = 16;
+  constexpr int kIdleClients = 4;
+  std::vector<std::unique_ptr<EchoService::Stub>> busy;
+  std::vector<std::unique_ptr<EchoService::Stub>> idle;
+  for (int i = 0; i < kBusyClients; ++i) {
+    busy.push_back(EchoService::NewStub(OwnConnectionChannel(server_->LoopbackAddress())));
+  }
+  for (int i = 0; i < kIdleClients; ++i) {
+    idle.push_back(EchoService::NewStub(OwnConnectionChannel(server_->LoopbackAddress())));
+    EchoResponse response;
+    ASSERT_TRUE(CallOn(*idle.back(), "warm-up", &response).ok());  // connected, then idle
+  }
+  std::vector<grpc::Status> running(kBusyClients);
+  std::vector<EchoResponse> running_responses(kBusyClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kBusyClients; ++i) {
+    clients.emplace_back([&, i] { running[i] = CallOn(*busy[i], "hold", &running_responses[i]); });
+  }
+  service_.AwaitStarted(kIdleClients + kBusyClients);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::thread shutdown([&] { server_->Shutdown(absl::Now() + absl::Hours(1)); });
+  // The gate closes before health turns NOT_SERVING.
+  std::shared_ptr<grpc::Channel> health = OwnConnectionChannel(server_->LoopbackAddress());
+  while (CheckHealth(*health, "", absl::Seconds(10)).value_or(true)) {
+  }
+  std::vector<grpc::Status> late(kBusyClients);
+  std::vector<std::thread> late_clients;
+  for (int i = 0; i < kBusyClients; ++i) {
+    late_clients.emplace_back([&, i] {
+      EchoResponse response;
+      late[i] = CallOn(*busy[i], "late", &response);
+    });
+  }
+  for (std::thread& t : late_clients) t.join();
+  EXPECT_EQ(service_.started(), kIdleClients + kBusyClients);  // no late call ran
+  service_.ReleaseHeld();
+  for (std::thread& t : clients) t.join();
+  shutdown.join();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+
+  for (int i = 0; i < kBusyClients; ++i) {
+    EXPECT_TRUE(running[i].ok()) << i << ": " << running[i].error_code() << " "
+                                 << running[i].error_message();
+    EXPECT_EQ(running_responses[i].message(), "hold");
+    EXPECT_EQ(late[i].error_code(), grpc::StatusCode::UNAVAILABLE) << i;
+    EXPECT_EQ(late[i].error_message(), "server is shutting down; the call was not run") << i;
+  }
+  EXPECT_EQ(server_->running_at_drain_end(), 0);
+  // After Shutdown nothing listens: a call on a formerly idle connection is UNAVAILABLE.
+  EchoResponse after;
+  EXPECT_EQ(CallOn(*idle[0], "after", &after).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(service_.started(), kIdleClients + kBusyClients);
+  EXPECT_EQ(MetricLines("handled_total{code=\"OK\",method=\"/courtpiece"),
+            "courtpiece_echo_grpc_server_handled_total{code=\"OK\",method=\"" +
+                std::string(kEchoMethod) + "\"} 20\n");
+  EXPECT_EQ(MetricLines("handled_total{code=\"UNAVAILABLE\",method=\"/courtpiece"),
+            "courtpiece_echo_grpc_server_handled_total{code=\"UNAVAILABLE\",method=\"" +
+                std::string(kEchoMethod) + "\"} 16\n");
+  // Reported, not asserted (no timing thresholds in tests): release to return.
+  std::cout << "shutdown with " << kIdleClients << " idle connections took "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+            << " ms (including the late calls and the release)\n";
+}
+
+// A service object outlives one server and is served again by the next one.
+TEST_F(GrpcServerTest, ServiceServedAgainAfterRestart) {
+  StartServer();
+  EchoResponse response;
+  ASSERT_TRUE(Call("one", 0, 0, &response).ok());
+  server_->Shutdown(absl::Now());
+  server_.reset();
+  StartServer();
+  ASSERT_TRUE(Call("two", 0, 0, &response).ok());
+  EXPECT_EQ(response.message(), "two");
+}
+
 TEST_F(GrpcServerTest, CallOutlivingDrainDeadlineIsCancelledAsUnavailable) {
   StartServer();
   grpc::Status in_flight;
@@ -348,6 +469,7 @@ TEST_F(GrpcServerTest, CallOutlivingDrainDeadlineIsCancelledAsUnavailable) {
   // gRPC cancels the leftover call; the client sees UNAVAILABLE (retryable elsewhere).
   EXPECT_EQ(in_flight.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(in_flight.error_message(), "Cancelling all calls");
+  EXPECT_EQ(server_->running_at_drain_end(), 1);
   server_->Shutdown(absl::Now());  // idempotent
 }
 

@@ -17,6 +17,31 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(code), std::string(status.message()));
 }
 
+grpc::Status ToClientGrpcStatus(const absl::Status& status) {
+  if (status.ok() || IsClientMessageCode(status.code())) return ToGrpcStatus(status);
+  const grpc::StatusCode code = ToGrpcStatus(status).error_code();
+  switch (code) {
+    case grpc::StatusCode::CANCELLED:
+      return grpc::Status(code, "cancelled");
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return grpc::Status(code,
+                          "deadline exceeded before the server finished; the call may or may "
+                          "not have taken effect");
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return grpc::Status(code, "server overloaded; retry later");
+    case grpc::StatusCode::ABORTED:
+      return grpc::Status(code, "conflict with a concurrent call; retry");
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return grpc::Status(code, "not implemented");
+    case grpc::StatusCode::UNAVAILABLE:
+      return grpc::Status(code,
+                          "temporarily unavailable; the call may or may not have taken effect; "
+                          "retry");
+    default:  // UNKNOWN, INTERNAL, DATA_LOSS
+      return grpc::Status(code, "internal error; the details are in the server's log");
+  }
+}
+
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
   int code = static_cast<int>(status.error_code());

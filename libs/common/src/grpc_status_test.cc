@@ -29,6 +29,36 @@ TEST(GrpcStatusTest, SpecificCodes) {
               StatusIs(absl::StatusCode::kUnavailable, "down"));
 }
 
+TEST(GrpcStatusTest, ClientStatusKeepsOnlyClientMessages) {
+  const std::string leak = "postgres [57014] ERROR: canceling statement; SELECT wallet.x($1)";
+  for (int code = 1; code <= 16; ++code) {
+    const absl::Status status(static_cast<absl::StatusCode>(code), leak);
+    const grpc::Status client = ToClientGrpcStatus(status);
+    EXPECT_EQ(static_cast<int>(client.error_code()), code);
+    if (IsClientMessageCode(status.code())) {
+      EXPECT_EQ(client.error_message(), leak) << code;
+    } else {
+      EXPECT_THAT(client.error_message(), ::testing::Not(::testing::HasSubstr("postgres"))) << code;
+      EXPECT_THAT(client.error_message(), ::testing::Not(::testing::HasSubstr("SELECT"))) << code;
+    }
+  }
+  EXPECT_TRUE(ToClientGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(ToClientGrpcStatus(absl::DeadlineExceededError(leak)).error_message(),
+            "deadline exceeded before the server finished; the call may or may not have taken "
+            "effect");
+  EXPECT_EQ(ToClientGrpcStatus(absl::UnavailableError(leak)).error_message(),
+            "temporarily unavailable; the call may or may not have taken effect; retry");
+  EXPECT_EQ(ToClientGrpcStatus(absl::InternalError(leak)).error_message(),
+            "internal error; the details are in the server's log");
+  EXPECT_EQ(ToClientGrpcStatus(absl::NotFoundError("unknown account player:x")).error_message(),
+            "unknown account player:x");
+  int client_codes = 0;
+  for (int code = 1; code <= 16; ++code) {
+    client_codes += IsClientMessageCode(static_cast<absl::StatusCode>(code)) ? 1 : 0;
+  }
+  EXPECT_EQ(client_codes, 7);
+}
+
 TEST(GrpcStatusTest, CodeNames) {
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::INVALID_ARGUMENT), "INVALID_ARGUMENT");

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -26,6 +27,8 @@ struct PgTxHandle {
 struct PgPool::Conn {
   std::unique_ptr<pqxx::connection> pq;
   absl::Time last_used;
+  // ExecAutocommit's statements prepared on this connection: SQL text -> statement name.
+  std::unordered_map<std::string, std::string> prepared;
 };
 
 namespace internal {
@@ -316,6 +319,48 @@ absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions 
 
 absl::Status PgPool::RunIdempotent(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
   return RunRetrying(max_attempts, fn, tx_options, /*retry_unavailable=*/true);
+}
+
+absl::StatusOr<PgResult> PgPool::ExecAutocommitOnce(absl::string_view sql,
+                                                    const std::vector<PgParam>& params) {
+  absl::StatusOr<std::unique_ptr<Conn>> conn = Acquire();
+  if (!conn.ok()) return conn.status();
+  absl::StatusOr<PgResult> result;
+  bool broken = false;
+  try {
+    Conn& c = **conn;
+    // Prepared once per connection (parsed and planned once, not on every call).
+    auto [it, fresh] = c.prepared.try_emplace(std::string(sql), "");
+    if (fresh) {
+      it->second = absl::StrCat("courtpiece_autocommit_", c.prepared.size());
+      c.pq->prepare(it->second, it->first);
+    }
+    std::vector<const char*> args;
+    args.reserve(params.size());
+    for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
+    pqxx::nontransaction tx(*c.pq);  // sends nothing itself: no BEGIN, no COMMIT
+    result = internal::ToPgResult(
+        tx.exec_prepared(it->second, pqxx::prepare::make_dynamic_params(args)));
+  } catch (...) {
+    result = internal::PgExceptionToStatus(std::current_exception());
+    broken = result.status().code() == absl::StatusCode::kUnavailable;
+  }
+  broken = broken || !(*conn)->pq->is_open();
+  Release(std::move(*conn), broken);
+  return result;
+}
+
+absl::StatusOr<PgResult> PgPool::ExecAutocommit(absl::string_view sql,
+                                                const std::vector<PgParam>& params,
+                                                int max_attempts) {
+  COURTPIECE_CHECK(max_attempts >= 1, "at least one attempt");
+  absl::StatusOr<PgResult> result;
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
+    result = ExecAutocommitOnce(sql, params);
+    if (result.status().code() != absl::StatusCode::kAborted) return result;
+  }
+  return result;
 }
 
 absl::Status PgPool::Ping() {

@@ -376,6 +376,38 @@ TEST_F(PgPoolTest, StatementTimeoutIsDeadlineExceeded) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+// One statement in autocommit: committed when OK, no trace when the statement fails (even
+// its earlier writes within the same statement), and errors map like Run's.
+TEST_F(PgPoolTest, ExecAutocommitCommitsOneStatementAtomically) {
+  PgPool pool(Options());
+  ASSERT_TRUE(
+      Exec(pool, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL CHECK (v >= 0))").ok());
+  absl::StatusOr<PgResult> inserted =
+      pool.ExecAutocommit("INSERT INTO t VALUES ($1, $2), ($3, $4) RETURNING id", {1, 10, 2, 20});
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  EXPECT_EQ(inserted->size(), 2u);
+  EXPECT_EQ(inserted->affected_rows(), 2);
+  // Row 3 is written before row 4 violates the CHECK: the whole statement leaves nothing.
+  EXPECT_EQ(pool.ExecAutocommit("INSERT INTO t VALUES (3, 1), (4, -1)").status().code(),
+            C::kFailedPrecondition);
+  EXPECT_EQ(pool.ExecAutocommit("SELECT 1/0").status().code(), C::kInvalidArgument);
+  EXPECT_EQ(*QueryInt(pool, "SELECT count(*) FROM t"), 2);
+  EXPECT_EQ(*QueryInt(pool, "SELECT sum(v) FROM t"), 30);
+  // Each call is its own transaction (none is left open on the pooled connection).
+  PgPool one(Options(1));
+  absl::StatusOr<PgResult> first = one.ExecAutocommit("SELECT txid_current()");
+  absl::StatusOr<PgResult> second = one.ExecAutocommit("SELECT txid_current()");
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(*first->row(0).Int64(0), *second->row(0).Int64(0));
+  EXPECT_EQ(one.connections_opened(), 1);
+  // Prepared once per connection and SQL text: the two txid_current() calls shared one.
+  absl::StatusOr<PgResult> prepared =
+      one.ExecAutocommit("SELECT count(*) FROM pg_prepared_statements");
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(*prepared->row(0).Int64(0), 2);
+  EXPECT_EQ(pool.in_use(), 0);
+}
+
 TEST(PgPoolNoServer, ConnectFailureIsUnavailable) {
   PgPoolOptions options;
   options.url = "postgresql://postgres@127.0.0.1:1/postgres";

@@ -57,6 +57,15 @@ class EnvConfig {
   std::string OneOf(std::string_view name, std::string_view default_value,
                     const std::vector<std::string>& allowed);
 
+  // A listen address "HOST:PORT": HOST an IPv4 address, a host name or a bracketed IPv6
+  // address ("[::1]"), PORT 0..65535 (0: any free port). With allow_off, "off" means "do
+  // not listen" and returns "".
+  std::string ListenAddress(std::string_view name, std::string_view default_value,
+                            bool allow_off = false);
+  // A variable that is no longer read: setting it is an error naming its replacement (so
+  // an old deployment fails loudly instead of being silently ignored).
+  void Retired(std::string_view name, std::string_view replacement);
+
   // OK, or InvalidArgument whose message lists every bad variable, in reading order.
   absl::Status Finish() const;
   const std::vector<std::string>& errors() const { return errors_; }

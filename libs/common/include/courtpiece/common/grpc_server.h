@@ -11,11 +11,24 @@
 //                                                   {&lobby_service}, *metrics));
 //   ServeUntilShutdownSignal(*server, absl::Seconds(10));   // main.cc: SIGTERM -> drain
 //
-// Contract: services and metrics must outlive the GrpcServer. Shutdown(deadline) marks the
-// health status NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish until
-// `deadline`, then cancels the rest (handlers should watch ServerContext::IsCancelled())
-// and returns once every handler has returned. The destructor shuts down immediately if
-// Shutdown() was not called. Transport is plaintext (inside the cluster).
+// Contract: services and metrics must outlive the GrpcServer. Shutdown(deadline) drains:
+//  1. health goes NOT_SERVING;
+//  2. every call a sync handler has not yet started is refused with UNAVAILABLE ("server is
+//     shutting down; the call was not run") without running: nothing was applied, retry
+//     elsewhere/later. Calls already admitted run to completion; Shutdown waits for them
+//     until `deadline`;
+//  3. the gate keeps refusing for 100 ms more (capped at `deadline`): a client whose call
+//     just finished may send its next one at once;
+//  4. then the listener and all connections are closed within a short grace (100 ms, capped
+//     at `deadline`), so idle client connections do not hold the shutdown; calls still
+//     running at that point (only if the drain deadline passed) are cancelled and their
+//     clients see UNAVAILABLE (handlers should watch ServerContext::IsCancelled()).
+// Shutdown returns once every handler has returned. Calls arriving after it get UNAVAILABLE
+// (nothing listens). The gate covers the sync methods of the services passed to Start
+// (methods with a request message: unary and server-streaming); health and reflection are
+// not gated. The destructor shuts down immediately if Shutdown() was not called. A service
+// object may be passed to Start again after the earlier server was destroyed. Transport is
+// plaintext (inside the cluster).
 // Thread-safety: every method is safe from any thread; Shutdown() is idempotent.
 #ifndef COURTPIECE_COMMON_GRPC_SERVER_H_
 #define COURTPIECE_COMMON_GRPC_SERVER_H_
@@ -35,12 +48,17 @@
 
 namespace courtpiece::common {
 
+class DrainGate;  // grpc_server.cc: admits calls until Shutdown, counts them in flight
+
 struct GrpcServerOptions {
   std::string listen_address = "0.0.0.0:0";         // host:port; port 0: any free port
   int max_receive_message_bytes = 4 * 1024 * 1024;  // larger requests: RESOURCE_EXHAUSTED
   int max_send_message_bytes = 4 * 1024 * 1024;     // larger responses: RESOURCE_EXHAUSTED
   int max_threads = 0;                              // sync-server thread cap; 0: gRPC's
-  bool enable_reflection = true;                    // grpc.reflection.v1alpha
+  // Sync-server threads kept polling for calls between calls. gRPC's default (2) makes a
+  // server with more concurrent calls start and end a thread for nearly every call.
+  int sync_max_pollers = 32;
+  bool enable_reflection = true;  // grpc.reflection.v1alpha
 };
 
 class GrpcServer {
@@ -65,14 +83,19 @@ class GrpcServer {
   void Shutdown(absl::Time deadline);
   // Blocks until Shutdown() has completed (from another thread).
   void Wait();
+  // Admitted calls still running when the drain ended (0 = every one finished before the
+  // deadline; the others were cancelled). Valid after Shutdown() returned.
+  int running_at_drain_end();
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port);
+  GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate, int port);
 
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<DrainGate> gate_;  // shared with the handlers it wraps
   const int port_;
-  std::mutex mu_;           // not absl::Mutex: visible to TSan with Debian's uninstrumented Abseil
-  bool shut_down_ = false;  // guarded by mu_
+  std::mutex mu_;                 // not absl::Mutex: visible to TSan with Debian's Abseil
+  bool shut_down_ = false;        // guarded by mu_
+  int running_at_drain_end_ = 0;  // guarded by mu_
 };
 
 // Waits for SIGTERM/SIGINT (ShutdownSignal), then server.Shutdown(now + drain). Returns the

@@ -9,11 +9,17 @@
 #define COURTPIECE_COMMON_GRPC_STATUS_H_
 
 #include "absl/status/status.h"
+#include "courtpiece/common/client_errors.h"
 #include "grpcpp/support/status.h"
 
 namespace courtpiece::common {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// What a client may see: a client-message code (client_errors.h) as it is; any other code with a
+// fixed message of its own (e.g. DEADLINE_EXCEEDED "deadline exceeded before the server finished;
+// the call may or may not have taken effect"). The caller logs the original status.
+grpc::Status ToClientGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // The canonical upper-snake name of a code, e.g. "OK", "INVALID_ARGUMENT" (metrics labels).

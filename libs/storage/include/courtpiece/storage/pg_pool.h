@@ -182,6 +182,20 @@ class PgPool {
   // twice, so it is retried on a fresh connection. max_attempts >= 1 runs in total.
   absl::Status RunIdempotent(int max_attempts, const TxFn& fn, PgTxOptions tx_options = {});
 
+  // Runs ONE statement outside an explicit transaction (autocommit): one round trip instead
+  // of Run's three (BEGIN, statement, COMMIT). PostgreSQL runs a single statement
+  // atomically: it has committed when this returns OK and left no trace when it returns an
+  // error from the statement; Unavailable means the connection broke, so the statement may
+  // or may not have committed (like a COMMIT whose reply was lost). Re-run on Aborted only
+  // (serialization failure, deadlock, lock not available: the statement was rolled back),
+  // at most max_attempts runs in total, with RunWithRetry's backoff. Use it for a write that
+  // is one statement (e.g. a SQL function doing the whole write). The statement is prepared
+  // once per pooled connection (keyed by its text), so pass a fixed SQL string with $n
+  // parameters, never one with values spliced in.
+  absl::StatusOr<PgResult> ExecAutocommit(absl::string_view sql,
+                                          const std::vector<PgParam>& params = {},
+                                          int max_attempts = 1);
+
   // SELECT 1 on a pooled connection: for readiness checks.
   absl::Status Ping();
 
@@ -204,6 +218,8 @@ class PgPool {
   absl::Status RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
                            bool retry_unavailable);
   absl::Status RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, bool& broken);
+  absl::StatusOr<PgResult> ExecAutocommitOnce(absl::string_view sql,
+                                              const std::vector<PgParam>& params);
 
   const PgPoolOptions options_;
   const std::string conninfo_;
