@@ -58,9 +58,11 @@ absl::Status Validate(const pb::TableState& s) {
   if (s.has_awaited() != awaiting) return bad("awaited transfer for the phase");
   if (s.has_awaited()) {
     int step = s.awaited().step();
-    int want = static_cast<int>(phase == Phase::kStaking ? TransferStep::kStake
-                                                         : TransferStep::kCourtStake);
-    if (step != want || s.awaited().key().empty()) return bad("awaited step");
+    // In staking: the stake, or the refund of a stake accepted while someone was away.
+    bool step_ok = phase == Phase::kStaking ? step == static_cast<int>(TransferStep::kStake) ||
+                                                  step == static_cast<int>(TransferStep::kRefund)
+                                            : step == static_cast<int>(TransferStep::kCourtStake);
+    if (!step_ok || s.awaited().key().empty()) return bad("awaited step");
   }
   if (s.game_active() != s.has_engine()) return bad("engine for the game");
   if (s.game_under_way() && !s.game_active()) return bad("game_under_way without a game");

@@ -490,5 +490,231 @@ TEST(SpecRulesEngine, HiddenRoundsPublishTheSeedByWhetherACardWentFaceDown) {
   EXPECT_GE(without, 2);
 }
 
+// ---- 6. A drop or leave while a round's stake is awaited: nothing is dealt (§4.3); the stake
+// goes back to whoever paid it and the table waits for everyone (docs/table.md).
+
+std::vector<std::string> TypesFrom(const TableHarness& h, int seat, size_t from) {
+  std::vector<std::string> out;
+  for (size_t i = from; i < h.events.size(); ++i) {
+    if (h.events[i].to_seat == seat) out.push_back(h.events[i].type);
+  }
+  return out;
+}
+
+class StakeWindow : public Spec {
+ protected:
+  // The round's count-in ends and its stake waits for a wallet reply.
+  void ToStake() {
+    h.auto_reply = false;
+    h.Run(kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kStaking);
+  }
+  // Host, a (2), b (1) and a bot (3) via start_now: the house stakes the bot.
+  void ThreePeopleAndABot() {
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+    ASSERT_EQ(h.table().seat(3).kind, SeatKind::kBot);
+  }
+};
+
+TEST_F(StakeWindow, ADropWhileTheFirstStakeIsAwaitedReturnsItAndNothingIsDealt) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake:0");
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());  // the wallet takes the four stakes
+  EXPECT_EQ(h.table().phase(), Phase::kStaking);
+  EXPECT_EQ(h.table().round_no(), 0u);
+  EXPECT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake_refund:0");
+  std::vector<Transfer> refunds = Transfers(h, TransferStep::kRefund);
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_TRUE(refunds[0].awaited);
+  EXPECT_EQ(LegsOf(refunds[0]), (Legs{{"pot:t1:1", -400},
+                                      {"player:host", 100},
+                                      {"player:a", 100},
+                                      {"player:b", 100},
+                                      {"player:c", 100}}));
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+  EXPECT_EQ(h.balances["player:b"], 99'900);
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());  // the refund
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_FALSE(h.table().AwaitedTransferKey().has_value());
+  for (std::string p : {"host", "a", "b", "c"}) EXPECT_EQ(h.balances["player:" + p], 100'000);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+  EXPECT_EQ(h.balances["house"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("away", "deal_held", "stake_returned"));
+  EXPECT_EQ(h.EventsOfType("deal_held")[0].value, 400);
+  EXPECT_THAT(h.EventsOfType("round_started"), IsEmpty());
+  EXPECT_THAT(Of(StreamOf(h, 0), "hand"), IsEmpty());
+  // Before the game's first deal a drop is kept one minute (§4.10), no quit.
+  EXPECT_EQ(h.table().seat(1).keep_until_ms, h.now() + kKeepSeatOutsideGameMs);
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  // Nothing happens while b is away; back, a fresh count-in and a new stake key.
+  h.Run(30'000);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);
+  from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("back", "count_in"));
+  h.auto_reply = true;
+  h.Run(kCountInMs);
+  std::vector<Transfer> stakes = Transfers(h, TransferStep::kStake);
+  ASSERT_EQ(stakes.size(), 2u);
+  EXPECT_EQ(stakes[1].key, "t1:1:stake:1");
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_EQ(h.table().round_no(), 1u);
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+  EXPECT_EQ(h.Sum(), 0);
+}
+
+TEST_F(StakeWindow, ADropWhileALaterStakeIsAwaitedRefundsTheHouseForTheBotAndRetriesTheRefund) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  h.PlayPeople();  // round 1: host and a win 200 each; the house paid the bot's 100
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ToStake();
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake:0");
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake_refund:0");
+  ASSERT_TRUE(h.ReplyNow({.ok = false}).ok());  // refused: asked again, same key, same legs
+  EXPECT_EQ(h.table().phase(), Phase::kStaking);
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake_refund:0");
+  std::vector<Transfer> refunds = Transfers(h, TransferStep::kRefund);
+  ASSERT_EQ(refunds.size(), 2u);
+  const Legs want{{"pot:t1:2", -400},
+                  {"player:host", 100},
+                  {"player:a", 100},
+                  {"player:b", 100},
+                  {"house", 100}};
+  EXPECT_EQ(LegsOf(refunds[0]), want);
+  EXPECT_EQ(refunds[1].key, refunds[0].key);
+  EXPECT_EQ(LegsOf(refunds[1]), want);
+  EXPECT_EQ(h.balances["pot:t1:2"], 400);  // the refused refund moved nothing
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(h.balances["player:host"], 100'100);
+  EXPECT_EQ(h.balances["player:a"], 100'100);
+  EXPECT_EQ(h.balances["player:b"], 99'900);
+  EXPECT_EQ(h.balances["house"], -100);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+  EXPECT_EQ(h.balances["pot:t1:2"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("away", "deal_held", "stake_returned"));
+  EXPECT_EQ(h.table().round_no(), 1u);
+  // The game is under way: the seat is kept ten minutes, the game waits.
+  EXPECT_EQ(h.table().seat(2).keep_until_ms, h.now() + kKeepSeatInGameMs);
+  h.Run(kKeepSeatInGameMs - 1);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 2u);
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  h.auto_reply = true;
+  h.Run(kCountInMs);
+  std::vector<Transfer> stakes = Transfers(h, TransferStep::kStake);
+  ASSERT_EQ(stakes.size(), 3u);
+  EXPECT_EQ(stakes[2].key, "t1:2:stake:1");
+  EXPECT_EQ(h.table().round_no(), 2u);
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  EXPECT_EQ(h.Sum(), 0);
+}
+
+TEST_F(StakeWindow, NotBackInTimeAfterARefundedLaterStakeIsAQuit) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  h.Run(kKeepSeatInGameMs);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:not_back_in_time"));
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.balances["player:b"], 99'900);  // round 1's lost stake only
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 2u);
+}
+
+TEST_F(StakeWindow, ALeaveWhileTheFirstStakeIsAwaitedCostsNothingAndIsNoQuit) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "c").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().seat(3).kind, SeatKind::kEmpty);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("c:left"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  for (std::string p : {"host", "a", "b", "c"}) EXPECT_EQ(h.balances["player:" + p], 100'000);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(h.EventsOfType("round_started"), IsEmpty());
+}
+
+TEST_F(StakeWindow, ALeaveWhileALaterStakeIsAwaitedGetsTheStakeBackAndIsAQuit) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:left"));
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.balances["player:b"], 99'900);  // round 1's stake only: round 2's came back
+  EXPECT_EQ(h.balances["player:host"], 100'100);
+  EXPECT_EQ(h.balances["player:a"], 100'100);
+  EXPECT_EQ(h.balances["house"], -100);
+  EXPECT_EQ(h.balances["pot:t1:2"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);  // seat 1 empty: the game waits
+}
+
+TEST_F(StakeWindow, BackBeforeTheWalletRepliesTheRoundIsDealt) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_THAT(Transfers(h, TransferStep::kRefund), IsEmpty());
+  EXPECT_THAT(h.EventsOfType("deal_held"), IsEmpty());
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+}
+
+TEST_F(StakeWindow, AnAwaitedStakeRefundSurvivesSnapshotAndRestore) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  std::string before = h.table().Snapshot();
+  h.SnapshotRestore();
+  EXPECT_EQ(h.table().Snapshot(), before);
+  EXPECT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake_refund:0");
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+}
+
 }  // namespace
 }  // namespace courtpiece::table

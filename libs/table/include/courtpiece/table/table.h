@@ -278,6 +278,9 @@ class Table {
   void StartGame(int64_t now);
   void EndCountIn(int64_t now);
   void StartRound(int64_t now);
+  // The stake was accepted but a seated person is away (§4.3): awaits the transfer undoing it
+  // (key `<table>:<round>:stake_refund:<attempt>`), staying in kStaking until it is accepted.
+  void ReturnStake(const Transfer& stake);
   void DriveTurns(int64_t now);
   void ApplyMove(int s, const Move& move, int64_t now);
   void EndRound(int64_t now);
@@ -306,6 +309,7 @@ class Table {
   int SeatOf(std::string_view player) const;
   int PeopleSeated() const;
   bool AllSeatsReady() const;
+  bool AnyoneAway() const;  // a seated person is disconnected or has left
   bool InRound() const {
     return phase_ == Phase::kStaking || phase_ == Phase::kPlaying || phase_ == Phase::kCourtStake;
   }
