@@ -244,6 +244,7 @@ void Table::EndRound(int64_t now) {
 void Table::PublishSeed(int only_to, std::string result) {
   Event ev{
       .type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)};
+  seed_only_player_ = only_to >= 0 ? seats_[only_to].player : std::string();
   if (only_to >= 0) {
     EmitTo(only_to, ev);
   } else {

@@ -133,6 +133,7 @@ std::string Table::Snapshot() const {
   s.set_next_game_at_ms(next_game_at_);
   s.set_game_under_way(game_under_way_);
   s.set_voice_round(voice_round_);
+  s.set_seed_only_player(seed_only_player_);
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -215,6 +216,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   t->next_game_at_ = s.next_game_at_ms();
   t->game_under_way_ = s.game_under_way();
   t->voice_round_ = s.voice_round();
+  t->seed_only_player_ = s.seed_only_player();
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),

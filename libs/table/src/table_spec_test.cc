@@ -716,5 +716,119 @@ TEST_F(StakeWindow, AnAwaitedStakeRefundSurvivesSnapshotAndRestore) {
   EXPECT_EQ(h.balances["pot:t1:1"], 0);
 }
 
+// ---- 7. A reconnect's catch-up view carries the round's seed commitment, and the seed once
+// the round ended if that seat was entitled to it (RULES.md §3 Publication).
+
+class SeedCatchUp : public Spec {
+ protected:
+  // Seat `seat`'s stream from event index `from` on.
+  std::vector<Event> StreamFrom(int seat, size_t from) const {
+    std::vector<Event> out;
+    for (size_t i = from; i < h.events.size(); ++i) {
+      if (h.events[i].to_seat == seat) out.push_back(h.events[i]);
+    }
+    return out;
+  }
+  static int IndexOf(const std::vector<Event>& s, std::string_view type) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].type == type) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  const std::string round1_seed = SeedHex(DeterministicSeedSource("seed", "t1").Draw(1));
+  const std::string round1_commitment = Sha256Hex(DeterministicSeedSource("seed", "t1").Draw(1));
+};
+
+TEST_F(SeedCatchUp, MidRoundTheCommitmentComesBeforeTheCardsAndTheSeedDoesNot) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<Event> s = StreamFrom(1, from);
+  std::vector<Event> c = Of(s, "seed_commitment");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].detail, round1_commitment);
+  EXPECT_EQ(c[0].value, 1);
+  EXPECT_EQ(c[0].detail, Of(StreamOf(h, 1), "round_started")[0].detail);
+  ASSERT_GE(IndexOf(s, "hand"), 0);
+  EXPECT_LT(IndexOf(s, "seed_commitment"), IndexOf(s, "hand"));
+  EXPECT_THAT(Of(s, "seed"), IsEmpty());
+  // Only the reconnecting seat gets its view.
+  for (int other : {0, 2, 3})
+    EXPECT_THAT(Of(StreamFrom(other, from), "seed_commitment"), IsEmpty());
+}
+
+TEST_F(SeedCatchUp, AfterTheRoundEndedTheSeedFollowsAndMatchesTheCommitment) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  h.PlayPeople();  // the bot plays for b; the round ends, b's seat is kept, the game waits
+  ASSERT_EQ(h.table().phase(), Phase::kWaiting);
+  ASSERT_EQ(h.EffectsOfType(EffectType::kRecordRound).size(), 1u);
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<Event> s = StreamFrom(1, from);
+  std::vector<Event> c = Of(s, "seed_commitment");
+  std::vector<Event> seed = Of(s, "seed");
+  ASSERT_EQ(c.size(), 1u);
+  ASSERT_EQ(seed.size(), 1u);
+  EXPECT_EQ(c[0].detail, round1_commitment);
+  EXPECT_EQ(seed[0].detail, round1_seed);
+  EXPECT_EQ(seed[0].detail, h.EffectsOfType(EffectType::kRecordRound)[0].round.seed_hex);
+  EXPECT_EQ(seed[0].value, 1);
+  EXPECT_EQ(CommitmentOf(seed[0].detail), c[0].detail);
+  EXPECT_LT(IndexOf(s, "seed_commitment"), IndexOf(s, "seed"));
+}
+
+TEST_F(SeedCatchUp, HiddenRoundWithAFaceDownThrowOnlyTheCallerGetsTheSeedBack) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  engines.seed_only_for = 2;  // the caller, a, threw face down
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kWaiting);
+  ASSERT_EQ(h.EffectsOfType(EffectType::kRecordRound)[0].round.seed_only_to, 2);
+  h.SnapshotRestore();  // who was entitled survives a restore
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  std::vector<Event> b = StreamFrom(1, from);
+  ASSERT_EQ(Of(b, "seed_commitment").size(), 1u);
+  EXPECT_EQ(Of(b, "seed_commitment")[0].detail, round1_commitment);
+  EXPECT_THAT(Of(b, "seed"), IsEmpty());
+  EXPECT_THAT(Of(StreamOf(h, 1), "seed"), IsEmpty());  // b never had it, live or caught up
+  std::vector<Event> a = StreamFrom(2, from);
+  ASSERT_EQ(Of(a, "seed").size(), 1u);
+  EXPECT_EQ(Of(a, "seed")[0].detail, round1_seed);
+  EXPECT_EQ(CommitmentOf(Of(a, "seed")[0].detail), Of(a, "seed_commitment")[0].detail);
+  // The next round's count-in runs; the view still carries round 1's commitment only.
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "c").ok());
+  std::vector<Event> cs = StreamFrom(3, from);
+  ASSERT_EQ(Of(cs, "seed_commitment").size(), 1u);
+  EXPECT_EQ(Of(cs, "seed_commitment")[0].value, 1);
+  EXPECT_THAT(Of(cs, "seed"), IsEmpty());
+}
+
+TEST_F(SeedCatchUp, BeforeAnyDealThereIsNoSeedToCatchUp) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  EXPECT_THAT(Of(StreamFrom(1, from), "seed_commitment"), IsEmpty());
+  EXPECT_THAT(Of(StreamFrom(1, from), "seed"), IsEmpty());
+  EXPECT_FALSE(StreamFrom(1, from).empty());  // the rest of the view did come
+}
+
 }  // namespace
 }  // namespace courtpiece::table
