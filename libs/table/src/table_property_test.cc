@@ -185,7 +185,14 @@ RunResult RunTable(uint64_t seed, double restore_rate, int steps) {
         return false;
       }
       bool current_pot = acct == "pot:" + o.table_id + ":" + std::to_string(h.table().round_no());
-      if (acct.starts_with("pot:") && coins != 0 &&
+      // A stake accepted while someone was away sits in the next round's pot until its
+      // awaited refund is accepted (docs/table.md).
+      std::optional<std::string> awaited = h.table().AwaitedTransferKey();
+      bool refund_pending =
+          acct == "pot:" + o.table_id + ":" + std::to_string(h.table().round_no() + 1) &&
+          h.table().phase() == Phase::kStaking && awaited &&
+          awaited->find(":stake_refund:") != std::string::npos;
+      if (acct.starts_with("pot:") && coins != 0 && !refund_pending &&
           !(current_pot &&
             (h.table().phase() == Phase::kPlaying || h.table().phase() == Phase::kCourtStake))) {
         res.failure = "pot not empty: " + acct;

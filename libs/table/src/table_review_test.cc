@@ -243,7 +243,9 @@ TEST_F(Review, AReconnectGetsTheTablesState) {
     got.push_back(absl::StrCat(e.type, " ", e.seat, " ", e.player, " ", e.detail, " ", e.value, " ",
                                e.cards.empty() ? "" : e.cards[0]));
   }
-  EXPECT_THAT(got, ElementsAre("hand 1  view 0 3C", "table_phase -1  playing 1 ", "host 0 host  0 ",
+  const std::string commitment = Sha256Hex(DeterministicSeedSource("seed", "t1").Draw(1));
+  EXPECT_THAT(got, ElementsAre(absl::StrCat("seed_commitment -1  ", commitment, " 1 "),
+                               "hand 1  view 0 3C", "table_phase -1  playing 1 ", "host 0 host  0 ",
                                "presence 0 host present 0 ", "presence 1 b present 0 ",
                                "presence 2 a present 0 ", "presence 3 c disconnected 0 ",
                                absl::StrCat("turn 2   ", turn_deadline, " "),

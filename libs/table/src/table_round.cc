@@ -40,7 +40,10 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
   awaited_ = Transfer{};
   awaited_key_.clear();
   if (t.step == TransferStep::kStake) {
-    if (ok) {
+    if (ok && AnyoneAway()) {
+      // No card is dealt while a seated person is away (§4.3): the stake goes back exactly.
+      ReturnStake(t);
+    } else if (ok) {
       for (const TransferLeg& l : t.legs) {
         if (l.amount_coins < 0) stakes_.push_back({l.account, -l.amount_coins});
       }
@@ -60,6 +63,21 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
       SettleAwaySeats(now_ms);
       Reschedule(now_ms);
       MaybeClose();
+    }
+  } else if (t.step == TransferStep::kRefund) {
+    // The return of a stake accepted while someone was away (ReturnStake).
+    if (ok) {
+      phase_ = Phase::kWaiting;
+      EmitAll({.type = "stake_returned", .value = 4 * options_.bet_coins});
+      // As after a refused stake: a Leave is freed, a lost connection gets its keep deadline;
+      // the count-in starts again once everyone is present.
+      SettleAwaySeats(now_ms);
+      Reschedule(now_ms);
+      MaybeClose();
+    } else {
+      // The pot holds exactly these coins: the wallet is asked again with the same key, so a
+      // refund that did go through is not paid twice.
+      EmitTransfer(std::move(t));
     }
   } else if (t.step == TransferStep::kCourtStake) {
     if (ok) {
@@ -98,6 +116,26 @@ absl::Status Table::OnWalletReply(std::string_view key, bool ok,
   }
   MaybeFinishEarly(now_ms);
   return absl::OkStatus();
+}
+
+bool Table::AnyoneAway() const {
+  for (const SeatState& st : seats_) {
+    if (st.Away()) return true;
+  }
+  return false;
+}
+
+void Table::ReturnStake(const Transfer& stake) {
+  Transfer back{
+      .key = absl::StrCat(options_.table_id, ":", round_no_ + 1, ":stake_refund:", stake_attempt_),
+      .step = TransferStep::kRefund,
+      .awaited = true};
+  for (auto it = stake.legs.rbegin(); it != stake.legs.rend(); ++it) {
+    back.legs.push_back({it->account, -it->amount_coins});
+  }
+  ++stake_attempt_;  // the next stake of this round is a new transfer with a new key
+  EmitAll({.type = "deal_held", .value = 4 * options_.bet_coins});
+  EmitTransfer(std::move(back));
 }
 
 void Table::StartRound(int64_t now) {
@@ -206,6 +244,7 @@ void Table::EndRound(int64_t now) {
 void Table::PublishSeed(int only_to, std::string result) {
   Event ev{
       .type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)};
+  seed_only_player_ = only_to >= 0 ? seats_[only_to].player : std::string();
   if (only_to >= 0) {
     EmitTo(only_to, ev);
   } else {

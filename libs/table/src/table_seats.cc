@@ -113,6 +113,7 @@ absl::Status Table::Reconnect(int s, int64_t now) {
                  .detail = seats_[o].kind == SeatKind::kBot ? "bot" : "person"});
     }
   }
+  EmitSeedCommitment(s);
   if (engine_) {
     for (EngineEvent& e : engine_->ViewOf(s)) {
       EmitTo(s, {.type = std::move(e.type),
@@ -122,9 +123,28 @@ absl::Status Table::Reconnect(int s, int64_t now) {
     }
   }
   EmitTableView(s);
+  EmitSeedIfEntitled(s);
   if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
   Reschedule(now);
   return absl::OkStatus();
+}
+
+void Table::EmitSeedCommitment(int s) {
+  // game_under_way_: a round of the running game was dealt, so round_seed_ is round_no_'s.
+  if (!GameUnderWay()) return;
+  EmitTo(s, {.type = "seed_commitment",
+             .detail = Sha256Hex(round_seed_),
+             .value = static_cast<int64_t>(round_no_)});
+}
+
+void Table::EmitSeedIfEntitled(int s) {
+  // The round ended once the table is past kPlaying (court stake, between rounds, the next
+  // count-in or stake); an abandoned round ends the game, and with it the catch-up.
+  if (!GameUnderWay() || phase_ == Phase::kPlaying) return;
+  if (!seed_only_player_.empty() && seed_only_player_ != seats_[s].player) return;
+  EmitTo(
+      s,
+      {.type = "seed", .detail = SeedHex(round_seed_), .value = static_cast<int64_t>(round_no_)});
 }
 
 void Table::EmitTableView(int s) {

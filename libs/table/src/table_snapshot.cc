@@ -58,9 +58,11 @@ absl::Status Validate(const pb::TableState& s) {
   if (s.has_awaited() != awaiting) return bad("awaited transfer for the phase");
   if (s.has_awaited()) {
     int step = s.awaited().step();
-    int want = static_cast<int>(phase == Phase::kStaking ? TransferStep::kStake
-                                                         : TransferStep::kCourtStake);
-    if (step != want || s.awaited().key().empty()) return bad("awaited step");
+    // In staking: the stake, or the refund of a stake accepted while someone was away.
+    bool step_ok = phase == Phase::kStaking ? step == static_cast<int>(TransferStep::kStake) ||
+                                                  step == static_cast<int>(TransferStep::kRefund)
+                                            : step == static_cast<int>(TransferStep::kCourtStake);
+    if (!step_ok || s.awaited().key().empty()) return bad("awaited step");
   }
   if (s.game_active() != s.has_engine()) return bad("engine for the game");
   if (s.game_under_way() && !s.game_active()) return bad("game_under_way without a game");
@@ -131,6 +133,7 @@ std::string Table::Snapshot() const {
   s.set_next_game_at_ms(next_game_at_);
   s.set_game_under_way(game_under_way_);
   s.set_voice_round(voice_round_);
+  s.set_seed_only_player(seed_only_player_);
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -213,6 +216,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   t->next_game_at_ = s.next_game_at_ms();
   t->game_under_way_ = s.game_under_way();
   t->voice_round_ = s.voice_round();
+  t->seed_only_player_ = s.seed_only_player();
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),

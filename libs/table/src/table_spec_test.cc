@@ -490,5 +490,345 @@ TEST(SpecRulesEngine, HiddenRoundsPublishTheSeedByWhetherACardWentFaceDown) {
   EXPECT_GE(without, 2);
 }
 
+// ---- 6. A drop or leave while a round's stake is awaited: nothing is dealt (§4.3); the stake
+// goes back to whoever paid it and the table waits for everyone (docs/table.md).
+
+std::vector<std::string> TypesFrom(const TableHarness& h, int seat, size_t from) {
+  std::vector<std::string> out;
+  for (size_t i = from; i < h.events.size(); ++i) {
+    if (h.events[i].to_seat == seat) out.push_back(h.events[i].type);
+  }
+  return out;
+}
+
+class StakeWindow : public Spec {
+ protected:
+  // The round's count-in ends and its stake waits for a wallet reply.
+  void ToStake() {
+    h.auto_reply = false;
+    h.Run(kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kStaking);
+  }
+  // Host, a (2), b (1) and a bot (3) via start_now: the house stakes the bot.
+  void ThreePeopleAndABot() {
+    ASSERT_TRUE(h.Join("a").ok());
+    ASSERT_TRUE(h.Join("b").ok());
+    ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+    ASSERT_EQ(h.table().seat(3).kind, SeatKind::kBot);
+  }
+};
+
+TEST_F(StakeWindow, ADropWhileTheFirstStakeIsAwaitedReturnsItAndNothingIsDealt) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake:0");
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());  // the wallet takes the four stakes
+  EXPECT_EQ(h.table().phase(), Phase::kStaking);
+  EXPECT_EQ(h.table().round_no(), 0u);
+  EXPECT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake_refund:0");
+  std::vector<Transfer> refunds = Transfers(h, TransferStep::kRefund);
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_TRUE(refunds[0].awaited);
+  EXPECT_EQ(LegsOf(refunds[0]), (Legs{{"pot:t1:1", -400},
+                                      {"player:host", 100},
+                                      {"player:a", 100},
+                                      {"player:b", 100},
+                                      {"player:c", 100}}));
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+  EXPECT_EQ(h.balances["player:b"], 99'900);
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());  // the refund
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_FALSE(h.table().AwaitedTransferKey().has_value());
+  for (std::string p : {"host", "a", "b", "c"}) EXPECT_EQ(h.balances["player:" + p], 100'000);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+  EXPECT_EQ(h.balances["house"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("away", "deal_held", "stake_returned"));
+  EXPECT_EQ(h.EventsOfType("deal_held")[0].value, 400);
+  EXPECT_THAT(h.EventsOfType("round_started"), IsEmpty());
+  EXPECT_THAT(Of(StreamOf(h, 0), "hand"), IsEmpty());
+  // Before the game's first deal a drop is kept one minute (§4.10), no quit.
+  EXPECT_EQ(h.table().seat(1).keep_until_ms, h.now() + kKeepSeatOutsideGameMs);
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  // Nothing happens while b is away; back, a fresh count-in and a new stake key.
+  h.Run(30'000);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);
+  from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("back", "count_in"));
+  h.auto_reply = true;
+  h.Run(kCountInMs);
+  std::vector<Transfer> stakes = Transfers(h, TransferStep::kStake);
+  ASSERT_EQ(stakes.size(), 2u);
+  EXPECT_EQ(stakes[1].key, "t1:1:stake:1");
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_EQ(h.table().round_no(), 1u);
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+  EXPECT_EQ(h.Sum(), 0);
+}
+
+TEST_F(StakeWindow, ADropWhileALaterStakeIsAwaitedRefundsTheHouseForTheBotAndRetriesTheRefund) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  h.PlayPeople();  // round 1: host and a win 200 each; the house paid the bot's 100
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ToStake();
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake:0");
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake_refund:0");
+  ASSERT_TRUE(h.ReplyNow({.ok = false}).ok());  // refused: asked again, same key, same legs
+  EXPECT_EQ(h.table().phase(), Phase::kStaking);
+  ASSERT_EQ(h.table().AwaitedTransferKey(), "t1:2:stake_refund:0");
+  std::vector<Transfer> refunds = Transfers(h, TransferStep::kRefund);
+  ASSERT_EQ(refunds.size(), 2u);
+  const Legs want{{"pot:t1:2", -400},
+                  {"player:host", 100},
+                  {"player:a", 100},
+                  {"player:b", 100},
+                  {"house", 100}};
+  EXPECT_EQ(LegsOf(refunds[0]), want);
+  EXPECT_EQ(refunds[1].key, refunds[0].key);
+  EXPECT_EQ(LegsOf(refunds[1]), want);
+  EXPECT_EQ(h.balances["pot:t1:2"], 400);  // the refused refund moved nothing
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(h.balances["player:host"], 100'100);
+  EXPECT_EQ(h.balances["player:a"], 100'100);
+  EXPECT_EQ(h.balances["player:b"], 99'900);
+  EXPECT_EQ(h.balances["house"], -100);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+  EXPECT_EQ(h.balances["pot:t1:2"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("away", "deal_held", "stake_returned"));
+  EXPECT_EQ(h.table().round_no(), 1u);
+  // The game is under way: the seat is kept ten minutes, the game waits.
+  EXPECT_EQ(h.table().seat(2).keep_until_ms, h.now() + kKeepSeatInGameMs);
+  h.Run(kKeepSeatInGameMs - 1);
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 2u);
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  h.auto_reply = true;
+  h.Run(kCountInMs);
+  std::vector<Transfer> stakes = Transfers(h, TransferStep::kStake);
+  ASSERT_EQ(stakes.size(), 3u);
+  EXPECT_EQ(stakes[2].key, "t1:2:stake:1");
+  EXPECT_EQ(h.table().round_no(), 2u);
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  EXPECT_EQ(h.Sum(), 0);
+}
+
+TEST_F(StakeWindow, NotBackInTimeAfterARefundedLaterStakeIsAQuit) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  h.Run(kKeepSeatInGameMs);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:not_back_in_time"));
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.balances["player:b"], 99'900);  // round 1's lost stake only
+  EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 2u);
+}
+
+TEST_F(StakeWindow, ALeaveWhileTheFirstStakeIsAwaitedCostsNothingAndIsNoQuit) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "c").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().seat(3).kind, SeatKind::kEmpty);
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("c:left"));
+  EXPECT_THAT(h.Quits(), IsEmpty());
+  for (std::string p : {"host", "a", "b", "c"}) EXPECT_EQ(h.balances["player:" + p], 100'000);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_THAT(h.EventsOfType("round_started"), IsEmpty());
+}
+
+TEST_F(StakeWindow, ALeaveWhileALaterStakeIsAwaitedGetsTheStakeBackAndIsAQuit) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  ThreePeopleAndABot();
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_THAT(UnseatedReasons(h), ElementsAre("b:left"));
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.balances["player:b"], 99'900);  // round 1's stake only: round 2's came back
+  EXPECT_EQ(h.balances["player:host"], 100'100);
+  EXPECT_EQ(h.balances["player:a"], 100'100);
+  EXPECT_EQ(h.balances["house"], -100);
+  EXPECT_EQ(h.balances["pot:t1:2"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);  // seat 1 empty: the game waits
+}
+
+TEST_F(StakeWindow, BackBeforeTheWalletRepliesTheRoundIsDealt) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_THAT(Transfers(h, TransferStep::kRefund), IsEmpty());
+  EXPECT_THAT(h.EventsOfType("deal_held"), IsEmpty());
+  EXPECT_EQ(h.balances["pot:t1:1"], 400);
+}
+
+TEST_F(StakeWindow, AnAwaitedStakeRefundSurvivesSnapshotAndRestore) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ToStake();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  std::string before = h.table().Snapshot();
+  h.SnapshotRestore();
+  EXPECT_EQ(h.table().Snapshot(), before);
+  EXPECT_EQ(h.table().AwaitedTransferKey(), "t1:1:stake_refund:0");
+  ASSERT_TRUE(h.ReplyNow({.ok = true}).ok());
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);
+  EXPECT_EQ(h.Sum(), 0);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+}
+
+// ---- 7. A reconnect's catch-up view carries the round's seed commitment, and the seed once
+// the round ended if that seat was entitled to it (RULES.md §3 Publication).
+
+class SeedCatchUp : public Spec {
+ protected:
+  // Seat `seat`'s stream from event index `from` on.
+  std::vector<Event> StreamFrom(int seat, size_t from) const {
+    std::vector<Event> out;
+    for (size_t i = from; i < h.events.size(); ++i) {
+      if (h.events[i].to_seat == seat) out.push_back(h.events[i]);
+    }
+    return out;
+  }
+  static int IndexOf(const std::vector<Event>& s, std::string_view type) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].type == type) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  const std::string round1_seed = SeedHex(DeterministicSeedSource("seed", "t1").Draw(1));
+  const std::string round1_commitment = Sha256Hex(DeterministicSeedSource("seed", "t1").Draw(1));
+};
+
+TEST_F(SeedCatchUp, MidRoundTheCommitmentComesBeforeTheCardsAndTheSeedDoesNot) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<Event> s = StreamFrom(1, from);
+  std::vector<Event> c = Of(s, "seed_commitment");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].detail, round1_commitment);
+  EXPECT_EQ(c[0].value, 1);
+  EXPECT_EQ(c[0].detail, Of(StreamOf(h, 1), "round_started")[0].detail);
+  ASSERT_GE(IndexOf(s, "hand"), 0);
+  EXPECT_LT(IndexOf(s, "seed_commitment"), IndexOf(s, "hand"));
+  EXPECT_THAT(Of(s, "seed"), IsEmpty());
+  // Only the reconnecting seat gets its view.
+  for (int other : {0, 2, 3})
+    EXPECT_THAT(Of(StreamFrom(other, from), "seed_commitment"), IsEmpty());
+}
+
+TEST_F(SeedCatchUp, AfterTheRoundEndedTheSeedFollowsAndMatchesTheCommitment) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  h.PlayPeople();  // the bot plays for b; the round ends, b's seat is kept, the game waits
+  ASSERT_EQ(h.table().phase(), Phase::kWaiting);
+  ASSERT_EQ(h.EffectsOfType(EffectType::kRecordRound).size(), 1u);
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<Event> s = StreamFrom(1, from);
+  std::vector<Event> c = Of(s, "seed_commitment");
+  std::vector<Event> seed = Of(s, "seed");
+  ASSERT_EQ(c.size(), 1u);
+  ASSERT_EQ(seed.size(), 1u);
+  EXPECT_EQ(c[0].detail, round1_commitment);
+  EXPECT_EQ(seed[0].detail, round1_seed);
+  EXPECT_EQ(seed[0].detail, h.EffectsOfType(EffectType::kRecordRound)[0].round.seed_hex);
+  EXPECT_EQ(seed[0].value, 1);
+  EXPECT_EQ(CommitmentOf(seed[0].detail), c[0].detail);
+  EXPECT_LT(IndexOf(s, "seed_commitment"), IndexOf(s, "seed"));
+}
+
+TEST_F(SeedCatchUp, HiddenRoundWithAFaceDownThrowOnlyTheCallerGetsTheSeedBack) {
+  engines.script = {{0, "normal", 1}};
+  engines.target = 100;
+  engines.seed_only_for = 2;  // the caller, a, threw face down
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "a").ok());
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kWaiting);
+  ASSERT_EQ(h.EffectsOfType(EffectType::kRecordRound)[0].round.seed_only_to, 2);
+  h.SnapshotRestore();  // who was entitled survives a restore
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "a").ok());
+  std::vector<Event> b = StreamFrom(1, from);
+  ASSERT_EQ(Of(b, "seed_commitment").size(), 1u);
+  EXPECT_EQ(Of(b, "seed_commitment")[0].detail, round1_commitment);
+  EXPECT_THAT(Of(b, "seed"), IsEmpty());
+  EXPECT_THAT(Of(StreamOf(h, 1), "seed"), IsEmpty());  // b never had it, live or caught up
+  std::vector<Event> a = StreamFrom(2, from);
+  ASSERT_EQ(Of(a, "seed").size(), 1u);
+  EXPECT_EQ(Of(a, "seed")[0].detail, round1_seed);
+  EXPECT_EQ(CommitmentOf(Of(a, "seed")[0].detail), Of(a, "seed_commitment")[0].detail);
+  // The next round's count-in runs; the view still carries round 1's commitment only.
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "c").ok());
+  from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "c").ok());
+  std::vector<Event> cs = StreamFrom(3, from);
+  ASSERT_EQ(Of(cs, "seed_commitment").size(), 1u);
+  EXPECT_EQ(Of(cs, "seed_commitment")[0].value, 1);
+  EXPECT_THAT(Of(cs, "seed"), IsEmpty());
+}
+
+TEST_F(SeedCatchUp, BeforeAnyDealThereIsNoSeedToCatchUp) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  h.Run(kAutoStartMs);
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  size_t from = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  EXPECT_THAT(Of(StreamFrom(1, from), "seed_commitment"), IsEmpty());
+  EXPECT_THAT(Of(StreamFrom(1, from), "seed"), IsEmpty());
+  EXPECT_FALSE(StreamFrom(1, from).empty());  // the rest of the view did come
+}
+
 }  // namespace
 }  // namespace courtpiece::table

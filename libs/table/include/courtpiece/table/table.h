@@ -278,6 +278,9 @@ class Table {
   void StartGame(int64_t now);
   void EndCountIn(int64_t now);
   void StartRound(int64_t now);
+  // The stake was accepted but a seated person is away (§4.3): awaits the transfer undoing it
+  // (key `<table>:<round>:stake_refund:<attempt>`), staying in kStaking until it is accepted.
+  void ReturnStake(const Transfer& stake);
   void DriveTurns(int64_t now);
   void ApplyMove(int s, const Move& move, int64_t now);
   void EndRound(int64_t now);
@@ -306,6 +309,7 @@ class Table {
   int SeatOf(std::string_view player) const;
   int PeopleSeated() const;
   bool AllSeatsReady() const;
+  bool AnyoneAway() const;  // a seated person is disconnected or has left
   bool InRound() const {
     return phase_ == Phase::kStaking || phase_ == Phase::kPlaying || phase_ == Phase::kCourtStake;
   }
@@ -322,6 +326,11 @@ class Table {
   void FlushEngineEvents();
   // A reconnecting seat's snapshot of the table's own state (the engine sends the round's).
   void EmitTableView(int s);
+  // A reconnecting seat's view of the round seed (RULES.md §3 Publication): the commitment
+  // of the game's current or last round, before its cards; the seed once that round ended,
+  // if this seat's person was entitled to it.
+  void EmitSeedCommitment(int s);
+  void EmitSeedIfEntitled(int s);
   void EmitTransfer(Transfer t);
 
   TableOptions options_;
@@ -341,6 +350,9 @@ class Table {
   bool game_under_way_ = false;  // a round of the running game was dealt
   int64_t next_game_at_ = 0;     // a game ended: the next may start by itself from then on
   uint64_t voice_round_ = 0;     // the round whose voice allowance SeatState::voice_used is
+  // Who was sent the last round's seed: empty = every seat, else that player alone (a hidden
+  // round with a face-down throw). A reconnect's catch-up view re-sends it by this.
+  std::string seed_only_player_;
   Seed round_seed_{};
   int64_t auto_start_at_ = 0, count_in_until_ = 0, turn_deadline_ = 0;
   int turn_seat_ = -1;
