@@ -111,15 +111,16 @@ void EnsureSodium() {
 }
 
 // True when the first packets alone make every deal one-sided (a team's ten first cards
-// hold 9+ honours, all four aces or ten trumps): reshuffling the rest cannot help, so none
-// is tried (docs/rules-engine.md).
+// are all honours, hold all four aces or are all trumps): reshuffling the rest cannot
+// help, so none is tried (docs/rules-engine.md).
 bool FirstPacketsOneSided(const std::array<Card, 52>& deck, int caller, int trump) {
   std::array<CardSet, 2> team{};
   for (int k = 0; k < 4; ++k) {
     for (int i = 0; i < 5; ++i) team[TeamOf((caller + k) % 4)].Add(deck[5 * k + i]);
   }
   for (const CardSet& t : team) {
-    if ((t & CardSet(HonorsMask())).size() >= 9 || (t & CardSet(AcesMask())).size() == 4) {
+    if ((t & CardSet(HonorsMask())).size() >= kOneSidedHonors ||
+        (t & CardSet(AcesMask())).size() == 4) {
       return true;
     }
     if (trump >= 0 && t.InSuit(trump).size() >= 10) return true;
@@ -252,7 +253,9 @@ bool IsOneSided(const std::array<CardSet, 4>& hands, int trump) {
   for (int team = 0; team < 2; ++team) {
     const uint64_t t = (hands[team] | hands[team + 2]).bits();
     const uint64_t h = t & kHonors;
-    if (in_suit(h, 0) + in_suit(h, 1) + in_suit(h, 2) + in_suit(h, 3) >= 9) return true;
+    if (in_suit(h, 0) + in_suit(h, 1) + in_suit(h, 2) + in_suit(h, 3) >= kOneSidedHonors) {
+      return true;
+    }
     if ((t & kAces) == kAces) return true;
     if (trump >= 0 && in_suit(t, trump) >= 10) return true;
   }

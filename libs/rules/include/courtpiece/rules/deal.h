@@ -35,6 +35,9 @@ struct Deal {
 };
 
 inline constexpr int kMaxReshuffles = 1000;
+// RULES.md section 3: a team holding this many or more of the 16 aces, kings, queens and
+// jacks makes a deal one-sided (10 since the amendment; it was 9).
+inline constexpr int kOneSidedHonors = 10;
 
 // Reads the seed's stream (exposed for tests and docs): byte `offset` of
 // randombytes_buf_deterministic(seed).
