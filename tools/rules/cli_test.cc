@@ -1,6 +1,7 @@
 // Runs the real courtpiece-rules binary on libs/rules/testdata/*.expected.json cases and on
 // selfplay/deal, checking exact outputs (error messages aside) and exit codes.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -44,6 +45,12 @@ void StripMessages(Json& j) {
 }
 
 const std::string kBin = COURTPIECE_RULES_BIN;
+
+// A scratch file of this process: the ctest entries of this binary run side by side (and
+// other checkouts may run it at the same time), so names carry the process id.
+std::string TempFile(const std::string& name) {
+  return ::testing::TempDir() + "/cli_test_" + std::to_string(getpid()) + "_" + name;
+}
 const std::string kData = COURTPIECE_RULES_TESTDATA;
 
 TEST(Cli, TestdataCases) {
@@ -83,7 +90,7 @@ TEST(Cli, NotJsonIsBadInput) {
 // one-round game): every one is ok:true with a result. `replays` lines at most.
 void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags, int rounds,
                                int replays) {
-  const std::string file = ::testing::TempDir() + "/selfplay_" + game + ".jsonl";
+  const std::string file = TempFile("selfplay_" + game + ".jsonl");
   ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game + "\"}' --rounds " +
                       std::to_string(rounds) + " " + flags + " --jsonl " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -96,7 +103,7 @@ void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags
   std::string line;
   int n = 0;
   while (n < replays && std::getline(in, line)) {
-    const std::string one = ::testing::TempDir() + "/one.json";
+    const std::string one = TempFile("one.json");
     std::ofstream(one) << line;
     ExecResult rr = Exec(kBin + " replay < " + one);
     ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
@@ -116,12 +123,19 @@ TEST(Cli, SelfplayRoundsReplayCleanly) {
   }
 }
 
-// --policy bot: 200 rounds per game type, every line replayed.
-TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
-  for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
-    ASSERT_NO_FATAL_FAILURE(ExpectSelfplayLinesReplay(game, "--policy bot --seed b07", 200, 200));
-  }
+// --policy bot: 200 rounds per game type, every line replayed. One test per game type
+// (BotPolicy/CliBot.RoundsReplayCleanly/<game>): tools/rules/CMakeLists.txt registers each
+// as its own ctest entry, so they run side by side (a thousand replay processes in all).
+class CliBot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CliBot, RoundsReplayCleanly) {
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectSelfplayLinesReplay(GetParam(), "--policy bot --seed b07", 200, 200));
 }
+
+INSTANTIATE_TEST_SUITE_P(BotPolicy, CliBot,
+                         ::testing::Values("classic", "piles", "hidden", "kaat", "stack"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // The rounds are split across threads, but the summary and the --jsonl file are the same
 // for any thread count (each round stands alone; lines are written in round order, batch
@@ -133,8 +147,7 @@ TEST(Cli, SelfplaySameOutputForAnyThreadCount) {
   Json summary[2];
   const int threads[2] = {1, 3};
   for (int k = 0; k < 2; ++k) {
-    const std::string file =
-        ::testing::TempDir() + "/selfplay_threads_" + std::to_string(threads[k]) + ".jsonl";
+    const std::string file = TempFile("selfplay_threads_" + std::to_string(threads[k]) + ".jsonl");
     ExecResult r = Exec(base + " --threads " + std::to_string(threads[k]) + " --jsonl " + file);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     summary[k] = Json::parse(r.out);
@@ -201,7 +214,7 @@ TEST(Cli, HelpSaysOptionsOfAnotherGameTypeAreRefused) {
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
 
-  const std::string file = ::testing::TempDir() + "/pile_in_classic.json";
+  const std::string file = TempFile("pile_in_classic.json");
   std::ofstream(file) << R"({"rules": {"game": "classic", "pile": "3-2-2"}, "first_dealer": 0,
                              "rounds": []})";
   ExecResult r = Exec(kBin + " replay < " + file);
