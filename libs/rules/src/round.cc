@@ -139,31 +139,27 @@ Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
   r.seeded_ = true;
   r.seed_ = seed;
   r.turn_ = r.caller_;
-  r.shuffle_ = ShuffleFromSeed(seed, rules.deal_fairness);
-  if (!rules.HasCall()) {
-    r.DealRest();
-    r.StartPlay();
-    return r;
-  }
+  ShuffleFromSeedInto(seed, rules.deal_fairness, &r.shuffle_);
   // The first packets come from the shuffle, whatever the trump will be.
   for (int k = 0; k < 4; ++k) {
     const int s = (r.caller_ + k) % 4;
-    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(r.shuffle_.deck[5 * k + i]);
+    r.first_five_[s] = CardSet(r.shuffle_.first[k]);
     r.hand_[s] = r.dealt_[s] = r.first_five_[s];
+  }
+  if (!rules.HasCall()) {
+    r.DealRest();
+    r.StartPlay();
   }
   return r;
 }
 
+// The rest of a seeded deal once the trump is known (none in kaat): the hands of
+// DealFromShuffle, as card sets. The first packets (first_five_) are already dealt.
 void Round::DealRest() {
-  Deal d = DealFromShuffle(shuffle_, caller_, trump_);
-  for (int s = 0; s < 4; ++s) {
-    CardSet h, f;
-    for (int i = 0; i < 13; ++i) {
-      h.Add(d.hands[s][i]);
-      if (i < 5) f.Add(d.hands[s][i]);
-    }
-    hand_[s] = dealt_[s] = h;
-    first_five_[s] = f;
+  const DealSets d = DealSetsFromShuffle(shuffle_, trump_);
+  for (int k = 0; k < 4; ++k) {
+    const int s = (caller_ + k) % 4;
+    hand_[s] = dealt_[s] = CardSet(d.hands[k]);
   }
 }
 

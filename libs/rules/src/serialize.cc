@@ -208,11 +208,9 @@ absl::StatusOr<Round> Round::Restore(absl::string_view bytes) {
   absl::Status st = r.ValidateRestored();
   if (!st.ok()) return st;
   if (r.seeded_ && r.phase_ == Phase::kCall) {
-    r.shuffle_ = ShuffleFromSeed(r.seed_, r.rules_.deal_fairness);
+    ShuffleFromSeedInto(r.seed_, r.rules_.deal_fairness, &r.shuffle_);
     for (int k = 0; k < 4; ++k) {  // the first packets must be the seed's
-      CardSet first;
-      for (int i = 0; i < 5; ++i) first.Add(r.shuffle_.deck[5 * k + i]);
-      if (first != r.first_five_[(r.caller_ + k) % 4]) {
+      if (CardSet(r.shuffle_.first[k]) != r.first_five_[(r.caller_ + k) % 4]) {
         return MakeError(ErrorCode::kBadInput, "inconsistent state: first packets");
       }
     }
