@@ -1,6 +1,7 @@
 // Runs the real courtpiece-rules binary on libs/rules/testdata/*.expected.json cases and on
 // selfplay/deal, checking exact outputs (error messages aside) and exit codes.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -9,9 +10,11 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "replay.h"
 
 namespace {
 
@@ -42,6 +45,12 @@ void StripMessages(Json& j) {
 }
 
 const std::string kBin = COURTPIECE_RULES_BIN;
+
+// A scratch file of this process: the ctest entries of this binary run side by side (and
+// other checkouts may run it at the same time), so names carry the process id.
+std::string TempFile(const std::string& name) {
+  return ::testing::TempDir() + "/cli_test_" + std::to_string(getpid()) + "_" + name;
+}
 const std::string kData = COURTPIECE_RULES_TESTDATA;
 
 TEST(Cli, TestdataCases) {
@@ -81,7 +90,7 @@ TEST(Cli, NotJsonIsBadInput) {
 // one-round game): every one is ok:true with a result. `replays` lines at most.
 void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags, int rounds,
                                int replays) {
-  const std::string file = ::testing::TempDir() + "/selfplay_" + game + ".jsonl";
+  const std::string file = TempFile("selfplay_" + game + ".jsonl");
   ExecResult r = Exec(kBin + " selfplay --rules '{\"game\":\"" + game + "\"}' --rounds " +
                       std::to_string(rounds) + " " + flags + " --jsonl " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -94,7 +103,7 @@ void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags
   std::string line;
   int n = 0;
   while (n < replays && std::getline(in, line)) {
-    const std::string one = ::testing::TempDir() + "/one.json";
+    const std::string one = TempFile("one.json");
     std::ofstream(one) << line;
     ExecResult rr = Exec(kBin + " replay < " + one);
     ASSERT_EQ(rr.exit_code, 0) << line << "\n" << rr.out;
@@ -114,12 +123,19 @@ TEST(Cli, SelfplayRoundsReplayCleanly) {
   }
 }
 
-// --policy bot: 200 rounds per game type, every line replayed.
-TEST(Cli, SelfplayBotPolicyRoundsReplayCleanly) {
-  for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
-    ASSERT_NO_FATAL_FAILURE(ExpectSelfplayLinesReplay(game, "--policy bot --seed b07", 200, 200));
-  }
+// --policy bot: 200 rounds per game type, every line replayed. One test per game type
+// (BotPolicy/CliBot.RoundsReplayCleanly/<game>): tools/rules/CMakeLists.txt registers each
+// as its own ctest entry, so they run side by side (a thousand replay processes in all).
+class CliBot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CliBot, RoundsReplayCleanly) {
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectSelfplayLinesReplay(GetParam(), "--policy bot --seed b07", 200, 200));
 }
+
+INSTANTIATE_TEST_SUITE_P(BotPolicy, CliBot,
+                         ::testing::Values("classic", "piles", "hidden", "kaat", "stack"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // The rounds are split across threads, but the summary and the --jsonl file are the same
 // for any thread count (each round stands alone; lines are written in round order, batch
@@ -131,8 +147,7 @@ TEST(Cli, SelfplaySameOutputForAnyThreadCount) {
   Json summary[2];
   const int threads[2] = {1, 3};
   for (int k = 0; k < 2; ++k) {
-    const std::string file =
-        ::testing::TempDir() + "/selfplay_threads_" + std::to_string(threads[k]) + ".jsonl";
+    const std::string file = TempFile("selfplay_threads_" + std::to_string(threads[k]) + ".jsonl");
     ExecResult r = Exec(base + " --threads " + std::to_string(threads[k]) + " --jsonl " + file);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     summary[k] = Json::parse(r.out);
@@ -179,6 +194,102 @@ TEST(Cli, ReplayBadArgumentsAreJsonBadInput) {
     EXPECT_TRUE(j["error"]["round"].is_null()) << args;
     EXPECT_TRUE(j["error"]["move"].is_null()) << args;
   }
+}
+
+// Options of another game type are refused, never ignored: the help says so, and both
+// replay and selfplay answer bad_rules naming the option.
+TEST(Cli, HelpSaysOptionsOfAnotherGameTypeAreRefused) {
+  ExecResult h = Exec(kBin + " --help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("An option of another\ngame type is refused with bad_rules naming the "
+                       "option, even with its default value"),
+            std::string::npos)
+      << h.out;
+  EXPECT_NE(h.out.find("option 'pile' does not apply to game 'classic'"), std::string::npos);
+  EXPECT_NE(h.out.find("courtpiece-rules replay [--view SEAT]"), std::string::npos);
+  EXPECT_NE(h.out.find("--deal-stats on"), std::string::npos);
+  EXPECT_EQ(Exec(kBin + " -h").out, h.out);
+  // No command: the same text on stderr, exit 2, nothing on stdout.
+  ExecResult none = Exec(kBin + " 2>/dev/null");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.out, "");
+
+  const std::string file = TempFile("pile_in_classic.json");
+  std::ofstream(file) << R"({"rules": {"game": "classic", "pile": "3-2-2"}, "first_dealer": 0,
+                             "rounds": []})";
+  ExecResult r = Exec(kBin + " replay < " + file);
+  EXPECT_EQ(r.exit_code, 2);
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["error"]["code"], "bad_rules");
+  EXPECT_EQ(j["error"]["message"], "option 'pile' does not apply to game 'classic'");
+  EXPECT_TRUE(j["error"]["round"].is_null());
+  EXPECT_EQ(j["rounds"], Json::array());
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"game":"classic","pile":"5-3-3"})", "option 'pile' does not apply to game 'classic'"},
+      {R"({"game":"stack","six_point":false})",
+       "option 'six_point' does not apply to game 'stack'"},
+      {R"({"game":"piles","court_bonus":"court"})",
+       "option 'court_bonus' does not apply to game 'piles'"}};
+  for (const auto& [rules, message] : refused) {
+    ExecResult s = Exec(kBin + " selfplay --rules '" + rules + "' --rounds 5 --seed 1 2>/dev/null");
+    EXPECT_EQ(s.exit_code, 2) << rules;
+    Json sj = Json::parse(s.out);
+    EXPECT_EQ(sj["error"]["code"], "bad_rules") << rules;
+    EXPECT_EQ(sj["error"]["message"], message) << rules;
+  }
+}
+
+// --deal-stats on adds the reshuffles per checked round; it is the same for any thread
+// count, absent without the flag, and no round is checked without deal_fairness.
+TEST(Cli, SelfplayDealStats) {
+  const std::string base =
+      kBin + " selfplay --rules '{\"game\":\"hidden\"}' --rounds 3000 --seed 5eed";
+  Json plain = Json::parse(Exec(base + " --threads 1").out);
+  EXPECT_FALSE(plain.contains("deal_stats"));
+  Json one = Json::parse(Exec(base + " --threads 1 --deal-stats on").out);
+  Json three = Json::parse(Exec(base + " --threads 3 --deal-stats on").out);
+  ASSERT_TRUE(one.contains("deal_stats")) << one.dump();
+  EXPECT_EQ(one["deal_stats"], three["deal_stats"]);
+  EXPECT_EQ(one["counts"], plain["counts"]);  // measuring does not change a round
+  const Json& d = one["deal_stats"];
+  EXPECT_GT(d["checked_rounds"].get<long long>(), 0);
+  EXPECT_LE(d["checked_rounds"].get<long long>(), 3000);
+  EXPECT_LE(d["reshuffled_rounds"].get<long long>(), d["checked_rounds"].get<long long>());
+  EXPECT_DOUBLE_EQ(d["mean"].get<double>(),
+                   d["reshuffles"].get<double>() / d["checked_rounds"].get<double>());
+  Json off =
+      Json::parse(Exec(kBin + R"( selfplay --rules '{"game":"piles","deal_fairness":false}')" +
+                       " --rounds 300 --seed 1 --deal-stats on")
+                      .out);
+  EXPECT_EQ(off["deal_stats"]["checked_rounds"], 0);
+  EXPECT_EQ(off["deal_stats"]["max"], 0);
+  ExecResult bad = Exec(base + " --deal-stats yes 2>/dev/null");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(Json::parse(bad.out)["error"]["message"], "--deal-stats must be on or off");
+}
+
+// 10 checked rounds: 5 with no reshuffle, 3 with one, 1 with two, 1 with four.
+TEST(Cli, DealStatsPercentilesAreNearestRank) {
+  const auto d = courtpiece::rules_cli::DealStatsJson({5, 3, 1, 0, 1});
+  EXPECT_EQ(d["checked_rounds"], 10);
+  EXPECT_EQ(d["reshuffled_rounds"], 5);
+  EXPECT_EQ(d["reshuffles"], 3 + 2 + 4);
+  EXPECT_DOUBLE_EQ(d["mean"].get<double>(), 0.9);
+  EXPECT_EQ(d["p50"], 0);  // the 5th of 10 has none
+  EXPECT_EQ(d["p90"], 2);  // the 9th has two
+  EXPECT_EQ(d["p99"], 4);  // the 10th (rank ceil(9.9)) has four
+  EXPECT_EQ(d["max"], 4);
+  EXPECT_EQ(d["capped"], 0);
+  std::vector<long long> capped(1001, 0);
+  capped[1000] = 2;
+  capped[1] = 2;
+  const auto c = courtpiece::rules_cli::DealStatsJson(capped);
+  EXPECT_EQ(c["capped"], 2);
+  EXPECT_EQ(c["p50"], 1);
+  EXPECT_EQ(c["max"], 1000);
+  const auto none = courtpiece::rules_cli::DealStatsJson(std::vector<long long>(1001, 0));
+  EXPECT_EQ(none["checked_rounds"], 0);
+  EXPECT_EQ(none["mean"], 0.0);
 }
 
 TEST(Cli, DealPrintsHandsAndCommitment) {

@@ -8,13 +8,9 @@
 
 namespace {
 
+// No or an unknown command: the help on stderr, exit 2.
 int Usage() {
-  std::cerr << "usage:\n"
-               "  courtpiece-rules replay [--view SEAT]   < game.json\n"
-               "  courtpiece-rules selfplay --rules JSON --rounds N --seed HEX "
-               "[--policy random|bot] [--jsonl FILE] [--threads N]\n"
-               "  courtpiece-rules deal --seed HEX [--trump S | --hide 7S] [--caller N] "
-               "[--rules JSON]\n";
+  std::cerr << courtpiece::rules_cli::HelpText();
   return 2;
 }
 
@@ -29,6 +25,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage();
   const std::string cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << courtpiece::rules_cli::HelpText();
+    return 0;
+  }
   args.erase(args.begin());
   if (cmd == "replay") {
     return Emit(courtpiece::rules_cli::ReplayCommand(args, [] {

@@ -422,6 +422,28 @@ CliOutput RefusedInput(ErrorCode code, const std::string& message) {
   return out;
 }
 
+std::string HelpText() {
+  return R"(usage:
+  courtpiece-rules replay [--view SEAT]   < game.json
+  courtpiece-rules selfplay --rules JSON --rounds N --seed HEX [--policy random|bot]
+                            [--jsonl FILE] [--threads N] [--deal-stats on]
+  courtpiece-rules deal --seed HEX [--trump S | --hide 7S] [--caller N] [--rules JSON]
+  courtpiece-rules --help
+
+replay    a whole game as JSON on stdin, every trick and result as one JSON document on
+          stdout (REPLAY.md); exit 0 ok, 1 an illegal move, 2 bad_input/bad_rules/bad_deal.
+selfplay  N independent rounds from a master seed, one JSON summary line; --deal-stats on
+          adds "deal_stats": fair-deal reshuffles per checked round (mean, p50/p90/p99, max).
+deal      the deal of a round seed: commitment, reshuffles, first packets, hands.
+
+Rules (--rules and the replay input's "rules"): the options of RULES.md section 2, each for
+the game types its table names; omitted options take their defaults. An option of another
+game type is refused with bad_rules naming the option, even with its default value (e.g.
+{"game": "classic", "pile": "3-2-2"}: option 'pile' does not apply to game 'classic'), and
+so is an unknown option or a value out of range: rules are never silently ignored.
+)";
+}
+
 CliOutput ReplayCommand(const std::vector<std::string>& args,
                         const std::function<std::string()>& read_input) {
   std::optional<int> view;
@@ -466,8 +488,12 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
                         "the moves of round " + std::to_string(ri) + " stop before it ends");
     }
     // The round an error is in is given with its finished tricks and a null result, and
-    // is not booked (REPLAY.md), even when the error is a move after its end.
-    const bool booked = round.over() && error.is_null();
+    // is not booked (REPLAY.md); except for round_over (a move after the round's end): that
+    // round is finished, so it is given whole with its result and booked into the game.
+    const bool round_over_error =
+        !error.is_null() &&
+        error["code"] == std::string(rules::ErrorCodeName(ErrorCode::kRoundOver));
+    const bool booked = round.over() && (error.is_null() || round_over_error);
     Json rj = RoundJson(round);
     if (!booked) rj["result"] = nullptr;
     rounds_json.push_back(std::move(rj));
@@ -480,7 +506,10 @@ CliOutput Replay(const std::string& text, std::optional<int> view_seat) {
     last = round;
   }
   const bool ok = error.is_null();
-  if (!ok) settled = false;
+  // After round_over the game is as after that round (settled, next_caller known unless
+  // the game is over); after any other error next_caller is null.
+  if (!ok && error["code"] != std::string(rules::ErrorCodeName(ErrorCode::kRoundOver)))
+    settled = false;
   // Stack points are the game's score as they are paid, so an unbooked stack round shows
   // its points so far.
   const Round* live_stack = (unbooked && in.rules.game == GameType::kStack) ? &*unbooked : nullptr;

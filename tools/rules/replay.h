@@ -38,9 +38,18 @@ Json MoveToJson(const rules::Move& m);
 // The hands of a round as replay strings, first packet first.
 Json HandsToJson(const rules::Round& round);
 
+// The text of `courtpiece-rules --help` (stdout, exit 0): the commands, their flags, and
+// the decisions a caller of the tool must know (options of another game type are refused).
+std::string HelpText();
+
 // `deal --seed HEX [--trump S | --hide 7S] [--caller N] [--rules JSON]`.
 CliOutput DealCommand(const std::vector<std::string>& args);
-// `selfplay --rules JSON --rounds N --seed HEX [--policy random|bot] [--jsonl FILE]`.
+// selfplay's "deal_stats" (--deal-stats on) from a histogram: hist[k] = checked rounds
+// (the fairness check applied) with k reshuffles. checked_rounds, reshuffled_rounds,
+// reshuffles (total), mean, nearest-rank p50/p90/p99, max and capped (at kMaxReshuffles).
+Json DealStatsJson(const std::vector<long long>& hist);
+// `selfplay --rules JSON --rounds N --seed HEX [--policy random|bot] [--jsonl FILE]
+// [--threads N] [--deal-stats on]`.
 CliOutput SelfplayCommand(const std::vector<std::string>& args);
 
 }  // namespace courtpiece::rules_cli

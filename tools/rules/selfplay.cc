@@ -6,6 +6,7 @@
 #include <ostream>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "courtpiece/bots/bot.h"
@@ -91,19 +92,24 @@ struct SelfplayJob {
   rules::Rules rules;
   rules::Seed seed;
   bool bot = false;
-  bool write = false;  // --jsonl
+  bool write = false;       // --jsonl
+  bool deal_stats = false;  // --deal-stats on
   Json rules_json;
 };
 
-// Results by kind, and by [winner's count][other's count].
+// Results by kind, and by [winner's count][other's count]; with --deal-stats, the rounds
+// whose fairness check applied by their number of reshuffles (0..kMaxReshuffles).
 struct Tally {
   std::array<long long, 7> kinds{};
   std::array<std::array<long long, 14>, 14> counts{};
+  std::vector<long long> reshuffles;  // empty unless --deal-stats
   void Add(const Tally& o) {
     for (int k = 0; k < 7; ++k) kinds[k] += o.kinds[k];
     for (int a = 0; a < 14; ++a) {
       for (int b = 0; b < 14; ++b) counts[a][b] += o.counts[a][b];
     }
+    if (reshuffles.size() < o.reshuffles.size()) reshuffles.resize(o.reshuffles.size());
+    for (size_t k = 0; k < o.reshuffles.size(); ++k) reshuffles[k] += o.reshuffles[k];
   }
 };
 
@@ -134,6 +140,13 @@ void PlayRounds(const SelfplayJob& job, long long first, long long last, Tally* 
       const int k = round.PlayOutRandom(rng, job.write ? played.data() : nullptr);
       if (job.write) moves.assign(played.begin(), played.begin() + k);
     }
+    if (job.deal_stats) {
+      // The deal is re-derived from the round's seed (docs/rules-engine.md): with the trump
+      // the round called or hid (none in kaat), it is the deal the round was dealt.
+      const rules::Deal d = rules::DealFromSeed(
+          rs, round.caller(), job.rules.HasCall() ? round.trump() : -1, job.rules.deal_fairness);
+      if (d.check_applies) ++tally->reshuffles[d.reshuffles];
+    }
     const auto& res = round.result();
     ++tally->kinds[static_cast<int>(res.kind)];
     const int w = res.winner < 0 ? 0 : res.winner;
@@ -158,6 +171,9 @@ absl::Status PlayAll(const SelfplayJob& job, long long n, int threads, std::ostr
                      Tally* tally) {
   const long long batch = jsonl != nullptr ? std::max<long long>(kJsonlRoundsPerBatch, threads) : n;
   std::vector<Tally> tallies(threads);
+  if (job.deal_stats) {
+    for (Tally& t : tallies) t.reshuffles.assign(rules::kMaxReshuffles + 1, 0);
+  }
   std::vector<std::string> lines(threads);
   for (long long first = 0; first < n; first += batch) {
     const long long last = std::min(n, first + batch);
@@ -189,6 +205,39 @@ absl::Status PlayAll(const SelfplayJob& job, long long n, int threads, std::ostr
 }
 
 }  // namespace
+
+// --deal-stats: the reshuffles of the checked rounds, from the histogram. Percentiles are
+// nearest-rank: the smallest count that at least p% of the checked rounds do not exceed.
+Json DealStatsJson(const std::vector<long long>& hist) {
+  long long checked = 0, total = 0, reshuffled = 0;
+  int max = 0;
+  for (size_t k = 0; k < hist.size(); ++k) {
+    checked += hist[k];
+    total += hist[k] * static_cast<long long>(k);
+    if (k > 0) reshuffled += hist[k];
+    if (hist[k] > 0) max = static_cast<int>(k);
+  }
+  auto percentile = [&](int p) {
+    const long long rank = (checked * p + 99) / 100;  // ceil(checked * p / 100), >= 1
+    long long seen = 0;
+    for (size_t k = 0; k < hist.size(); ++k) {
+      seen += hist[k];
+      if (seen >= rank && seen > 0) return static_cast<int>(k);
+    }
+    return 0;
+  };
+  Json j;
+  j["checked_rounds"] = checked;
+  j["reshuffled_rounds"] = reshuffled;
+  j["reshuffles"] = total;
+  j["mean"] = checked > 0 ? double(total) / double(checked) : 0.0;
+  j["p50"] = percentile(50);
+  j["p90"] = percentile(90);
+  j["p99"] = percentile(99);
+  j["max"] = max;
+  j["capped"] = hist.size() > size_t{rules::kMaxReshuffles} ? hist[rules::kMaxReshuffles] : 0;
+  return j;
+}
 
 CliOutput DealCommand(const std::vector<std::string>& args) {
   std::map<std::string, std::string> f;
@@ -290,7 +339,15 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     threads = static_cast<int>(*t);
   }
   threads = static_cast<int>(std::min<long long>(threads, n));  // no idle threads
-  const SelfplayJob job{*r, *seed, bot, write, OptionsToJson(rules::RulesToOptions(*r))};
+  bool deal_stats = false;
+  if (f.count("deal-stats")) {
+    if (f["deal-stats"] != "on" && f["deal-stats"] != "off") {
+      return UsageError("--deal-stats must be on or off");
+    }
+    deal_stats = f["deal-stats"] == "on";
+  }
+  const SelfplayJob job{*r,    *seed,      bot,
+                        write, deal_stats, OptionsToJson(rules::RulesToOptions(*r))};
   Tally tally;
   auto start = std::chrono::steady_clock::now();
   if (absl::Status st = PlayAll(job, n, threads, write ? &jsonl : nullptr, &tally); !st.ok()) {
@@ -316,6 +373,9 @@ CliOutput SelfplayCommand(const std::vector<std::string>& args) {
     }
   }
   out.json["counts"] = cj;
+  // A debug field, only on request (REPLAY.md: fields may be added; the default line keeps
+  // exactly the documented ones).
+  if (deal_stats) out.json["deal_stats"] = DealStatsJson(tally.reshuffles);
   return out;
 }
 

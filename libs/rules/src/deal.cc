@@ -40,24 +40,19 @@ void Assign(const std::array<Card, 52>& deck, int caller, Deal* d) {
   }
 }
 
-// The hands of Assign() as masks, straight from the deck.
-std::array<CardSet, 4> Masks(const std::array<Card, 52>& deck, int caller) {
-  std::array<CardSet, 4> m{};
-  for (int k = 0; k < 4; ++k) {
-    uint64_t b = 0;
-    for (int i = 0; i < 5; ++i) b |= uint64_t{1} << deck[5 * k + i];
-    for (int i = 0; i < 4; ++i) b |= uint64_t{1} << deck[20 + 4 * k + i];
-    for (int i = 0; i < 4; ++i) b |= uint64_t{1} << deck[36 + 4 * k + i];
-    m[(caller + k) % 4] = CardSet(b);
-  }
-  return m;
-}
-
 // Who, counted from the caller, receives deck[20 + i]: the second packets (4 each) are
 // deck[20..35], the third deck[36..51] (Assign).
 constexpr std::array<uint8_t, 32> kRestOwner = [] {
   std::array<uint8_t, 32> owner{};
   for (int i = 0; i < 32; ++i) owner[i] = static_cast<uint8_t>((i % 16) / 4);
+  return owner;
+}();
+// For the whole deck, into eight sets: 0..3 the first packet of the k-th seat from the
+// caller (deck[5k..5k+4]), 4..7 the rest of its hand (kRestOwner + 4).
+constexpr std::array<uint8_t, 52> kDeckOwner = [] {
+  std::array<uint8_t, 52> owner{};
+  for (int i = 0; i < 20; ++i) owner[i] = static_cast<uint8_t>(i / 5);
+  for (int i = 0; i < 32; ++i) owner[20 + i] = static_cast<uint8_t>(4 + kRestOwner[i]);
   return owner;
 }();
 
@@ -111,20 +106,45 @@ void EnsureSodium() {
 }
 
 // True when the first packets alone make every deal one-sided (a team's ten first cards
-// hold 9+ honours, all four aces or ten trumps): reshuffling the rest cannot help, so none
-// is tried (docs/rules-engine.md).
-bool FirstPacketsOneSided(const std::array<Card, 52>& deck, int caller, int trump) {
-  std::array<CardSet, 2> team{};
-  for (int k = 0; k < 4; ++k) {
-    for (int i = 0; i < 5; ++i) team[TeamOf((caller + k) % 4)].Add(deck[5 * k + i]);
-  }
-  for (const CardSet& t : team) {
-    if ((t & CardSet(HonorsMask())).size() >= 9 || (t & CardSet(AcesMask())).size() == 4) {
+// are all honours, hold all four aces or are all trumps): reshuffling the rest cannot
+// help, so none is tried (docs/rules-engine.md). first[k]: the k-th seat from the caller's.
+bool FirstPacketsOneSided(const std::array<uint64_t, 4>& first, int trump) {
+  for (int k = 0; k < 2; ++k) {
+    const CardSet t(first[k] | first[k + 2]);  // seats k and k + 2 from the caller: a team
+    if ((t & CardSet(HonorsMask())).size() >= kOneSidedHonors ||
+        (t & CardSet(AcesMask())).size() == 4) {
       return true;
     }
     if (trump >= 0 && t.InSuit(trump).size() >= 10) return true;
   }
   return false;
+}
+
+std::array<CardSet, 4> Sets(const std::array<uint64_t, 4>& bits) {
+  return {CardSet(bits[0]), CardSet(bits[1]), CardSet(bits[2]), CardSet(bits[3])};
+}
+
+// Steps 5-6 on a copy of the shuffle: the final deck in *deck, the hands by k in the result.
+// IsOneSided is given the hands by k (from the caller) rather than by seat: seats k and
+// k + 2 from the caller are partners, as seats k and k + 2 are, and the other tests are per
+// hand, so the answer is the same.
+DealSets DealCore(const Shuffle& shuffle, int trump, std::array<Card, 52>* deck) {
+  DealSets d;
+  d.check_applies = shuffle.check_applies;
+  for (int k = 0; k < 4; ++k) d.hands[k] = shuffle.first[k] | shuffle.rest_cards[k];
+  if (!d.check_applies || FirstPacketsOneSided(shuffle.first, trump) ||
+      !IsOneSided(Sets(d.hands), trump)) {
+    return d;
+  }
+  SeedStream stream = shuffle.rest;
+  do {
+    // Fisher-Yates over deck[20..51]; position 20 + i is final once i is passed, so the
+    // hands are built on the way instead of in a second pass.
+    d.hands = shuffle.first;
+    stream.ShuffleCards(deck->data() + 20, 32, kRestOwner.data(), d.hands.data());
+    ++d.reshuffles;
+  } while (d.reshuffles < kMaxReshuffles && IsOneSided(Sets(d.hands), trump));
+  return d;
 }
 
 }  // namespace
@@ -222,8 +242,14 @@ void SeedStream::ShuffleCards(Card* cards, int n, const uint8_t* owners, uint64_
       }
       b = buf_[pos++];
     } while (b >= limit);
-    std::swap(cards[i], cards[FastMod(b, m)]);
-    if (owners != nullptr) hands[owners[i]] |= uint64_t{1} << cards[i];
+    // The swap through locals: cards[i] ends as `drawn` also when j == i, and the hand
+    // takes it from the register (after std::swap the compiler reloaded cards[i], as the
+    // store to cards[j] may alias it: a store-to-load stall in every draw).
+    Card* const pj = cards + FastMod(b, m);
+    const Card kept = cards[i], drawn = *pj;
+    *pj = kept;
+    cards[i] = drawn;
+    if (owners != nullptr) hands[owners[i]] |= uint64_t{1} << drawn;
   }
   if (owners != nullptr) hands[owners[0]] |= uint64_t{1} << cards[0];
   pos_ = pos;
@@ -252,7 +278,9 @@ bool IsOneSided(const std::array<CardSet, 4>& hands, int trump) {
   for (int team = 0; team < 2; ++team) {
     const uint64_t t = (hands[team] | hands[team + 2]).bits();
     const uint64_t h = t & kHonors;
-    if (in_suit(h, 0) + in_suit(h, 1) + in_suit(h, 2) + in_suit(h, 3) >= 9) return true;
+    if (in_suit(h, 0) + in_suit(h, 1) + in_suit(h, 2) + in_suit(h, 3) >= kOneSidedHonors) {
+      return true;
+    }
     if ((t & kAces) == kAces) return true;
     if (trump >= 0 && in_suit(t, trump) >= 10) return true;
   }
@@ -265,41 +293,38 @@ bool IsOneSided(const std::array<CardSet, 4>& hands, int trump) {
   return false;
 }
 
-Shuffle ShuffleFromSeed(const Seed& seed, bool fairness) {
+void ShuffleFromSeedInto(const Seed& seed, bool fairness, Shuffle* out) {
   EnsureSodium();
-  SeedStream stream(seed);
-  Shuffle sh;
+  SeedStream& stream = out->rest;
+  stream.Reset(seed);
   const int draw = stream.Uniform(7);
-  sh.check_applies = fairness && draw < 5;
-  std::iota(sh.deck.begin(), sh.deck.end(), Card{0});
-  stream.ShuffleCards(sh.deck.data(), kNumCards);
-  sh.rest = stream;
+  out->check_applies = fairness && draw < 5;
+  std::iota(out->deck.begin(), out->deck.end(), Card{0});
+  std::array<uint64_t, 8> sets{};
+  stream.ShuffleCards(out->deck.data(), kNumCards, kDeckOwner.data(), sets.data());
+  for (int k = 0; k < 4; ++k) {
+    out->first[k] = sets[k];
+    out->rest_cards[k] = sets[4 + k];
+  }
+}
+
+Shuffle ShuffleFromSeed(const Seed& seed, bool fairness) {
+  Shuffle sh;
+  ShuffleFromSeedInto(seed, fairness, &sh);
   return sh;
 }
 
-Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump) {
-  Deal d;
-  d.check_applies = shuffle.check_applies;
+DealSets DealSetsFromShuffle(const Shuffle& shuffle, int trump) {
   std::array<Card, 52> deck = shuffle.deck;
-  if (d.check_applies && !FirstPacketsOneSided(deck, caller, trump) &&
-      IsOneSided(Masks(deck, caller), trump)) {
-    // Hands indexed from the caller (k = 0..3): IsOneSided treats seats k and k + 2 as a
-    // team, as the seats (caller + k) % 4 and (caller + k + 2) % 4 are.
-    std::array<uint64_t, 4> first{};
-    for (int k = 0; k < 4; ++k) {
-      for (int i = 0; i < 5; ++i) first[k] |= uint64_t{1} << deck[5 * k + i];
-    }
-    SeedStream stream = shuffle.rest;
-    std::array<CardSet, 4> hands;
-    do {
-      // Fisher-Yates over deck[20..51]; position 20 + i is final once i is passed, so the
-      // hands are built on the way instead of in a second pass.
-      std::array<uint64_t, 4> h = first;
-      stream.ShuffleCards(deck.data() + 20, 32, kRestOwner.data(), h.data());
-      for (int k = 0; k < 4; ++k) hands[k] = CardSet(h[k]);
-      ++d.reshuffles;
-    } while (d.reshuffles < kMaxReshuffles && IsOneSided(hands, trump));
-  }
+  return DealCore(shuffle, trump, &deck);
+}
+
+Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump) {
+  std::array<Card, 52> deck = shuffle.deck;
+  const DealSets sets = DealCore(shuffle, trump, &deck);
+  Deal d;
+  d.check_applies = sets.check_applies;
+  d.reshuffles = sets.reshuffles;
   Assign(deck, caller, &d);
   return d;
 }

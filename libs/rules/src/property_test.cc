@@ -1,4 +1,7 @@
 // Property tests over random rounds of every game type (100,000 each).
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "courtpiece/common/splitmix64.h"
@@ -188,12 +191,12 @@ void CheckEndState(const Round& r) {
   }
 }
 
-void RunProperty(GameType g, uint64_t salt) {
+// Rounds [first, last) of game type g; round i is the same whichever shard plays it.
+void RunProperty(GameType g, uint64_t salt, int first, int last) {
   const std::vector<Rules> variants = Variants(g);
   const std::vector<Move> candidates = Candidates();
   std::vector<Move> moves;
-  const int rounds = ScaledIterations(kRoundsPerGame);
-  for (int i = 0; i < rounds; ++i) {
+  for (int i = first; i < last; ++i) {
     const Rules& rules = variants[i % variants.size()];
     const Seed seed = SeedOf(i, salt);
     const int dealer = i % 4;
@@ -264,11 +267,60 @@ void RunProperty(GameType g, uint64_t salt) {
   }
 }
 
-TEST(Property, Classic) { RunProperty(GameType::kClassic, 1); }
-TEST(Property, Piles) { RunProperty(GameType::kPiles, 2); }
-TEST(Property, Hidden) { RunProperty(GameType::kHidden, 3); }
-TEST(Property, Kaat) { RunProperty(GameType::kKaat, 4); }
-TEST(Property, Stack) { RunProperty(GameType::kStack, 5); }
+// The rounds of each game type are split into kShards contiguous ranges, one test each
+// (Shards/PropertyRounds.Play/<game>_<k>), so that ctest runs them side by side: CMakeLists.txt
+// registers one ctest entry per test, from the same COURTPIECE_PROPERTY_SHARDS. The union
+// of the ranges is every round 0..rounds-1 of every game type, with the same seeds
+// (SeedOf(i, salt)), dealers and rule variants as one test would play.
+#ifndef COURTPIECE_PROPERTY_SHARDS
+#error "COURTPIECE_PROPERTY_SHARDS is set by libs/rules/CMakeLists.txt"
+#endif
+constexpr int kShards = COURTPIECE_PROPERTY_SHARDS;
+
+// Shard k of n over `rounds`: [k * rounds / n, (k + 1) * rounds / n).
+std::pair<int, int> ShardRange(int rounds, int k, int n) {
+  return {static_cast<int>(int64_t{rounds} * k / n),
+          static_cast<int>(int64_t{rounds} * (k + 1) / n)};
+}
+
+TEST(Property, ShardsCoverEveryRoundOnce) {
+  for (int rounds : {kRoundsPerGame, kRoundsPerGame / 10, 7, 1}) {
+    int next = 0;
+    for (int k = 0; k < kShards; ++k) {
+      const auto [first, last] = ShardRange(rounds, k, kShards);
+      ASSERT_EQ(first, next);
+      ASSERT_LE(first, last);
+      next = last;
+    }
+    ASSERT_EQ(next, rounds);
+  }
+}
+
+struct GameSalt {
+  GameType game;
+  uint64_t salt;  // the salt each game type's seeds always had
+};
+constexpr GameSalt kGames[] = {{GameType::kClassic, 1},
+                               {GameType::kPiles, 2},
+                               {GameType::kHidden, 3},
+                               {GameType::kKaat, 4},
+                               {GameType::kStack, 5}};
+
+class PropertyRounds : public ::testing::TestWithParam<std::tuple<GameSalt, int>> {};
+
+TEST_P(PropertyRounds, Play) {
+  const auto [gs, shard] = GetParam();
+  const auto [first, last] = ShardRange(ScaledIterations(kRoundsPerGame), shard, kShards);
+  RunProperty(gs.game, gs.salt, first, last);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, PropertyRounds,
+                         ::testing::Combine(::testing::ValuesIn(kGames),
+                                            ::testing::Range(0, kShards)),
+                         [](const ::testing::TestParamInfo<PropertyRounds::ParamType>& p) {
+                           return std::string(GameTypeName(std::get<0>(p.param).game)) + "_" +
+                                  std::to_string(std::get<1>(p.param));
+                         });
 
 TEST(Property, RestoreRejectsBadBytesWithoutCrashing) {
   Rules rules = DefaultRules(GameType::kHidden);

@@ -139,31 +139,27 @@ Round Round::FromSeed(const Rules& rules, int dealer, const Seed& seed) {
   r.seeded_ = true;
   r.seed_ = seed;
   r.turn_ = r.caller_;
-  r.shuffle_ = ShuffleFromSeed(seed, rules.deal_fairness);
-  if (!rules.HasCall()) {
-    r.DealRest();
-    r.StartPlay();
-    return r;
-  }
+  ShuffleFromSeedInto(seed, rules.deal_fairness, &r.shuffle_);
   // The first packets come from the shuffle, whatever the trump will be.
   for (int k = 0; k < 4; ++k) {
     const int s = (r.caller_ + k) % 4;
-    for (int i = 0; i < 5; ++i) r.first_five_[s].Add(r.shuffle_.deck[5 * k + i]);
+    r.first_five_[s] = CardSet(r.shuffle_.first[k]);
     r.hand_[s] = r.dealt_[s] = r.first_five_[s];
+  }
+  if (!rules.HasCall()) {
+    r.DealRest();
+    r.StartPlay();
   }
   return r;
 }
 
+// The rest of a seeded deal once the trump is known (none in kaat): the hands of
+// DealFromShuffle, as card sets. The first packets (first_five_) are already dealt.
 void Round::DealRest() {
-  Deal d = DealFromShuffle(shuffle_, caller_, trump_);
-  for (int s = 0; s < 4; ++s) {
-    CardSet h, f;
-    for (int i = 0; i < 13; ++i) {
-      h.Add(d.hands[s][i]);
-      if (i < 5) f.Add(d.hands[s][i]);
-    }
-    hand_[s] = dealt_[s] = h;
-    first_five_[s] = f;
+  const DealSets d = DealSetsFromShuffle(shuffle_, trump_);
+  for (int k = 0; k < 4; ++k) {
+    const int s = (caller_ + k) % 4;
+    hand_[s] = dealt_[s] = CardSet(d.hands[k]);
   }
 }
 
@@ -472,7 +468,13 @@ void Round::FinishPileGame() {
   const int w = count_[0] == 13 ? 0 : 1;
   int court_team = TeamOf(caller_);
   if (rules_.game == GameType::kKaat) {
-    court_team = set_event_.seat >= 0 ? TeamOf(set_event_.seat) : w;
+    // A kaat round that reaches its 13th trick has always set a trump (RULES.md 2.4): if
+    // every card followed the led suit, each trick would hold four cards of one suit, and
+    // 13 tricks would split every suit's 13 cards into groups of four, which cannot be.
+    // Play sets it at the first card off the led suit, and Restore refuses a kaat state
+    // without a trump whose tricks hold such a card; so this is a programmer error.
+    COURTPIECE_CHECK(set_event_.seat >= 0, "a kaat round of 13 tricks has set a trump");
+    court_team = TeamOf(set_event_.seat);
   }
   ResultKind kind = w == court_team ? ResultKind::kCourt : ResultKind::kGoonCourt;
   int points = w == court_team ? 2 : 3;

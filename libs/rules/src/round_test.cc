@@ -486,6 +486,44 @@ TEST(Kaat, CourtIsJudgedByTheTeamThatSetTrump) {
   EXPECT_EQ(goon.NextCaller(), 3);  // the leader's team took all 13
 }
 
+// RULES.md 2.4: a trump is always set in kaat (13 tricks cannot all follow suit), so the
+// Court is always judged against the setter's team; FinishPileGame asserts it. Restore
+// keeps that true: a kaat state without a trump must have every played card following the
+// led suit, and the trump and its event go together.
+TEST(Kaat, RestoreRefusesAStateThatLostItsTrump) {
+  const std::array<std::string, 4> hands = {
+      "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 3S", "AH KH QH JH TH 9H 8H 7H 6H 5H AS KS QS",
+      "2H 3H 4H 2D 3D 4D 5D 6D 7D 8D 9D TD JD", "2S 4S 5S 6S 7S 8S 9S TS JS QD KD AD AC"};
+  const Round r = RunHands(R({{"game", "kaat"}}), 0, hands, {}, {"1: AH 2H 2S 2C"});
+  ASSERT_EQ(r.trump(), kS);
+  const std::string good = r.Serialize();
+  // Unseeded layout: version, 9 rule bytes, dealer, phase, turn, seeded, 12 card sets of 8
+  // bytes; then the trump at 110 and the set event's trick and seat at 124 and 125
+  // (optional values stored +1); trick 1's trump-power marks at 143 (2S, third card).
+  constexpr size_t kTrump = 110, kSetTrick = 124, kSetSeat = 125, kTrick1Marks = 143;
+  ASSERT_EQ(good[kTrump], 1 + kS);
+  ASSERT_EQ(good[kSetTrick], 1 + 1);
+  ASSERT_EQ(good[kSetSeat], 1 + 3);
+  ASSERT_EQ(good[kTrick1Marks], 1 << 2);
+  ASSERT_TRUE(Round::Restore(good).ok());
+  auto restore_code = [&](std::initializer_list<size_t> zeroed) {
+    std::string b = good;
+    for (size_t i : zeroed) b[i] = 0;
+    return GetErrorCode(Round::Restore(b).status());
+  };
+  // No trump, no event, no trump marks, but trick 1 holds 2S on hearts led: refused.
+  EXPECT_EQ(restore_code({kTrump, kSetTrick, kSetSeat, kTrick1Marks}), ErrorCode::kBadInput);
+  // A trump without its event, an event without its trump: refused.
+  EXPECT_EQ(restore_code({kSetTrick, kSetSeat}), ErrorCode::kBadInput);
+  EXPECT_EQ(restore_code({kTrump, kTrick1Marks}), ErrorCode::kBadInput);
+  EXPECT_EQ(restore_code({kSetSeat}), ErrorCode::kBadInput);
+  // Before any card is off suit, no trump is the right state and restores.
+  const Round before = RunHands(R({{"game", "kaat"}}), 0, hands, {}, {});
+  auto restored = Round::Restore(before.Serialize());
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->trump(), -1);
+}
+
 TEST(Stack, WorkedExampleOfSeed001) {
   Round r = RunScript(R({{"game", "stack"}}), 0, {Move::Call(1, kS)},
                       {"1: AH 2H 3H 4H", "1: 5H KH 6H 7H", "2: KD 2D 3D 4D"});

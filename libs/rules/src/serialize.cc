@@ -208,11 +208,9 @@ absl::StatusOr<Round> Round::Restore(absl::string_view bytes) {
   absl::Status st = r.ValidateRestored();
   if (!st.ok()) return st;
   if (r.seeded_ && r.phase_ == Phase::kCall) {
-    r.shuffle_ = ShuffleFromSeed(r.seed_, r.rules_.deal_fairness);
+    ShuffleFromSeedInto(r.seed_, r.rules_.deal_fairness, &r.shuffle_);
     for (int k = 0; k < 4; ++k) {  // the first packets must be the seed's
-      CardSet first;
-      for (int i = 0; i < 5; ++i) first.Add(r.shuffle_.deck[5 * k + i]);
-      if (first != r.first_five_[(r.caller_ + k) % 4]) {
+      if (CardSet(r.shuffle_.first[k]) != r.first_five_[(r.caller_ + k) % 4]) {
         return MakeError(ErrorCode::kBadInput, "inconsistent state: first packets");
       }
     }
@@ -302,6 +300,27 @@ absl::Status Round::ValidateRestored() const {
     }
   }
   if (rules_.game != GameType::kKaat && trump_ < 0) return bad("no trump");
+  if (rules_.game == GameType::kKaat) {
+    // The trump and its event go together; while none is set, every played card followed
+    // the led suit (the first that did not would have set it). FinishPileGame relies on
+    // this: 13 tricks cannot all follow suit.
+    if ((trump_ >= 0) != (set_event_.trick >= 0) ||
+        (set_event_.trick >= 0) != (set_event_.seat >= 0)) {
+      return bad("kaat trump");
+    }
+    if (trump_ < 0) {
+      auto followed = [](const TrickRecord& t, int n) {
+        for (int i = 1; i < n; ++i) {
+          if (SuitOf(t.cards[i]) != SuitOf(t.cards[0])) return false;
+        }
+        return true;
+      };
+      for (int i = 0; i < num_tricks_; ++i) {
+        if (!followed(tricks_[i], 4)) return bad("kaat trump");
+      }
+      if (!followed(cur(), cur_n_)) return bad("kaat trump");
+    }
+  }
   if (hidden != (hidden_card_ >= 0) || (hidden && SuitOf(Card(hidden_card_)) != trump_)) {
     return bad("hidden card");
   }

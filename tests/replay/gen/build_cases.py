@@ -189,23 +189,28 @@ case("error_missing_moves",
 CASES[-1]["expect"]["rounds"] = CASES[-1]["expect"]["rounds"][:1]
 case("error_round_over_classic",
      "REPLAY round_over: a move after the round ended at 7-0 (move 29 = call + 28 plays); "
-     "literal REPLAY: the round the error is in is given with its finished tricks and result "
-     "null (see README ambiguity A1)",
+     "that round is finished, so it is given whole with its result (Court, 2) and game as "
+     "after it (2-0, caller 0 calls again: §2.1)",
      CL, 3,
-     [R(SEVEN_ZERO, call="S", after=[{"seat": 0, "play": "2C"}])],
-     exit=1, error=(0, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
-     check_model=False)
-# literal REPLAY: "the round the error is in is given with its finished tricks and result null"
-CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 7}, "result": None}]
+     [R(SEVEN_ZERO, call="S", after=[{"seat": 0, "play": "2C"}],
+        result=(0, "court", 2, [7, 0]))],
+     exit=1, error=(0, 29, "round_over"), game=([2, 0], False, None, 0))
 case("error_round_over_second_round",
      "REPLAY round_over in round 1 (round index 1, move 29); round 0 is given whole, round 1 "
-     "(the round the error is in) with result null per the literal text (README A1)",
+     "too (a round_over round is finished): two Courts, 4-0 under the target 5, caller 0 "
+     "again",
      CL, 3,
      [R(SEVEN_ZERO, call="S", result=(0, "court", 2, [7, 0])),
-      R(SEVEN_ZERO, call="S", dealer=3, after=[{"seat": 0, "play": "2C"}])],
-     exit=1, error=(1, 29, "round_over"), expect_extra={"game": {"next_caller": None}},
-     check_model=False)
-CASES[-1]["expect"]["rounds"][1] = {"tricks": {"$len": 7}, "result": None}
+      R(SEVEN_ZERO, call="S", dealer=3, after=[{"seat": 0, "play": "2C"}],
+        result=(0, "court", 2, [7, 0]))],
+     exit=1, error=(1, 29, "round_over"), game=([4, 0], False, None, 0))
+case("error_round_over_ends_the_game",
+     "REPLAY round_over after the round that reached the target (classic target 2, a Court "
+     "of 2): given whole, game as after it: over, winner 0, next_caller null",
+     dict(CL, target=2), 3,
+     [R(SEVEN_ZERO, call="S", after=[{"seat": 1, "play": "AC"}],
+        result=(0, "court", 2, [7, 0]))],
+     exit=1, error=(0, 29, "round_over"), game=([2, 0], True, 0, None))
 
 SUITED = [" ".join(r + s for r in "AKQJT98765432") for s in "SHDC"]  # 0 S, 1 H, 2 D, 3 C
 MIX = ["AS KS QS JS TS AH KH QH JH TH AD KD QD",
@@ -723,11 +728,12 @@ case("stack_seed_example_to_target",
      game=([2, 9], True, 1, None))
 case("stack_round_over_after_target",
      "REPLAY round_over also after a stack game reached its target mid-round (move 45 = call "
-     "+ 44 plays); literal REPLAY: that round is given with result null (README A1)",
-     ST, 3, [R(S1, call="S", after=[P(3, "2C")])],
-     exit=1, error=(0, 45, "round_over"), expect_extra={"game": {"next_caller": None}},
-     check_model=False)
-CASES[-1]["expect"]["rounds"] = [{"tricks": {"$len": 11}, "result": None}]
+     "+ 44 plays): the round is finished, given whole with its result (team 1, 9 of [2, 9]) "
+     "and payouts; game as after it: over, winner 1, next_caller null",
+     ST, 3, [R(S1, call="S", after=[P(3, "2C")],
+               payouts=[(3, 1, 3), (6, 1, 3), (8, 0, 2), (11, 1, 3)],
+               result=(1, "normal", 9, [2, 9]))],
+     exit=1, error=(0, 45, "round_over"), game=([2, 9], True, 1, None))
 S5 = ["S>0", "S>3", "S>3", "H>0", "H>0", "H>1", "D>2", "D>2", "D>3", "C>1", "C>1", "C>0",
       "AH AD AS AC >2"]
 case("stack_thirteenth_trick_pays_rest_target_9",
@@ -1000,6 +1006,17 @@ case("hidden_normal_win_same_caller",
          "KC 5C 6C 7C >1"], hide="7S", trump="S", trump_shown=(4, 0),
         pickups=[(5, 0, 5), (7, 0, 2), (9, 1, 2)], result=(0, "normal", 1, [7, 2]))],
      game=([1, 0], False, None, 0))
+case("hidden_round_over_after_7_2",
+     "REPLAY round_over in hidden: the round above (7-2 after trick 9) then an ask by seat 1: "
+     "move 38 (hide + 36 plays + 1 show); the round is finished, given whole with its result "
+     "and pickups, trump_shown (4, 0); game as after it: 1-0, caller 0 again",
+     HI, 3,
+     [R(["AH 2H 3H 4H >0", "KH 5H 6H 7H >0", "QH 8H 9H TH >0", "!AS 2S 3S 4S >0",
+         "AD 2D 3D 4D >0", "KD 5D 6D 7D >0", "QD 8D 9D TD >0", "2C AC 3C 4C >1",
+         "KC 5C 6C 7C >1"], hide="7S", trump="S", trump_shown=(4, 0),
+        after=[{"seat": 1, "ask": True}],
+        pickups=[(5, 0, 5), (7, 0, 2), (9, 1, 2)], result=(0, "normal", 1, [7, 2]))],
+     exit=1, error=(0, 38, "round_over"), game=([1, 0], False, None, 0))
 CASES.append({"name": "view_hidden_finished_round_facedown_stays",
               "why": "§2.3 D / REPLAY --view: the caller's face-down throw (AC at trick 12) is "
                      "not seen by others even at the round's end",

@@ -525,40 +525,44 @@ c = built("stack_game_over_after_13_tricks",
           expect_extra={"game": {"score": [7, 6], "next_caller": None}})
 c["expect"]["rounds"] = {"$prefix": c["expect"]["rounds"][:1]}
 model_check(c)
+# REPLAY: "except for round_over: that round is finished, so it is given whole with its
+# `result` (and `game` as after it)".
 c = built("round_over_piles_after_7_2",
           "REPLAY round_over: a move after a piles round ended at 7-2 (trick 9): index 37 = "
-          "call + 36 plays",
-          PI, 3, [R(PILES9, call="S", after=[P(0, "AS")])],
-          exit=1, error=(0, 37, "round_over"), game=([0, 0], False, None, None),
-          check_model=False)
-c["expect"]["rounds"] = [{"tricks": {"$len": 9}}]
-model_check(c)
+          "call + 36 plays; the round is given whole (pickups, result normal 1) and game as "
+          "after it: 1-0, the caller's team won -> caller 0 again (§2.2)",
+          PI, 3, [R(PILES9, call="S", after=[P(0, "AS")], pickups=PILES9_PU,
+                    result=(0, "normal", 1, [7, 2]))],
+          exit=1, error=(0, 37, "round_over"), game=([1, 0], False, None, 0))
 c = built("round_over_kaat_index",
-          "REPLAY round_over in kaat (no call move): the move after trick 9 is index 36",
-          KA, 3, [R(PILES9, after=[P(0, "AS")])],
-          exit=1, error=(0, 36, "round_over"), check_model=False,
-          expect_extra={"game": {"next_caller": None}})
-c["expect"]["rounds"] = [{"tricks": {"$len": 9}}]
-model_check(c)
+          "REPLAY round_over in kaat (no call move): the move after trick 9 is index 36; every "
+          "trick followed suit, so no trump was set (trump and trump_set null); the round is "
+          "given whole (7-2 normal, 1) and game as after it: the leader's team won -> leader "
+          "0 leads again",
+          KA, 3, [R(PILES9, after=[P(0, "AS")], trump=None, trump_set=None,
+                    pickups=PILES9_PU, result=(0, "normal", 1, [7, 2]))],
+          exit=1, error=(0, 36, "round_over"), game=([1, 0], False, None, 0))
 
 c = built("round_over_any_move_after_end",
           "REPLAY round_over 'moves after the round ended': after 7-0 (move 29 = call + 28 "
           "plays) even a move that would also be out of turn and of a card already played "
-          "(seat 1 plays KS, played by seat 0 in trick 1) is round_over",
-          CL, 3, [R(CL7, call="S", after=[P(1, "KS")])],
-          exit=1, error=(0, 29, "round_over"), check_model=False,
-          expect_extra={"game": {"score": [0, 0], "next_caller": None}})
-c["expect"]["rounds"] = [{"tricks": {"$len": 7}}]
-model_check(c)
-assert c["expect"]["rounds"] and c["input"]["rounds"][0]["moves"][1] == P(0, "KS")
+          "(seat 1 plays KS, played by seat 0 in trick 1) is round_over; the round is given "
+          "whole (Court, 2) and game as after it (2-0, next caller 0)",
+          CL, 3, [R(CL7, call="S", after=[P(1, "KS")], result=(0, "court", 2, [7, 0]))],
+          exit=1, error=(0, 29, "round_over"), game=([2, 0], False, None, 0))
+assert c["input"]["rounds"][0]["moves"][1] == P(0, "KS")
 c = built("round_over_call_after_end",
           "REPLAY round_over: a call after a piles round ended (7-2 at trick 9) is also a move "
-          "after the end (37 = call + 36 plays), not bad_call",
-          PI, 3, [R(PILES9, call="S", after=[{"seat": 0, "call": "H"}])],
-          exit=1, error=(0, 37, "round_over"), check_model=False,
-          expect_extra={"game": {"next_caller": None}})
-c["expect"]["rounds"] = [{"tricks": {"$len": 9}}]
-model_check(c)
+          "after the end (37 = call + 36 plays), not bad_call; round whole, game as after it",
+          PI, 3, [R(PILES9, call="S", after=[{"seat": 0, "call": "H"}], pickups=PILES9_PU,
+                    result=(0, "normal", 1, [7, 2]))],
+          exit=1, error=(0, 37, "round_over"), game=([1, 0], False, None, 0))
+c = built("round_over_stack_after_13_tricks",
+          "REPLAY round_over after a stack round that ran its 13 tricks without reaching the "
+          "target 9 (7-6): given whole with its payouts and result; game as after it: over "
+          "(one deal decides), winner 0, next_caller null",
+          dict(ST, target=9), 3, [R(ST13, dealer=3, caller=0, after=[P(1, "2S")], **R_ST13)],
+          exit=1, error=(0, 53, "round_over"), game=([7, 6], True, 0, None))
 # DEAL_B, caller 0 (spades): t1 AS JS 8S 4S, t2 KS TS 7S 3S, t3 QS 9S 6S 2S: seat 0 wins all
 # three; then seat 1 leads though seat 0 won trick 3 -> not_your_turn at move 13.
 T3B = T1B_MOVES + [P(0, "KS"), P(1, "TS"), P(2, "7S"), P(3, "3S"),

@@ -341,6 +341,19 @@ class Round:
         return d
 
 
+def book(rules, R, score):
+    """A finished round booked into the game: (score, over, winner, next caller)."""
+    if rules["game"] == "stack":  # one deal decides the game
+        return list(R.count), True, R.result["winner"], None
+    score = list(score)
+    score[R.result["winner"]] += R.result["points"]
+    over, winner = False, None
+    for tm in (0, 1):
+        if score[tm] >= rules["target"]:
+            over, winner = True, tm
+    return score, over, winner, R.next_caller()
+
+
 def replay(inp):
     """Returns (output_dict, exit_code)."""
     try:
@@ -372,9 +385,17 @@ def replay(inp):
                 R.move(m)
             except ReplayError as e:
                 out_rounds.append(R.out())
-                return {"ok": False, "rounds": out_rounds,
-                        "game": {"score": score, "over": False, "winner": None,
-                                 "next_caller": None},
+                if e.code == "round_over":
+                    # REPLAY: a round_over round is finished: given whole with its result,
+                    # and `game` as after it.
+                    score, over, winner, caller = book(rules, R, score)
+                    game = {"score": score, "over": over, "winner": winner,
+                            "next_caller": None if over else caller}
+                else:  # the round is given with result null, next_caller null
+                    out_rounds[-1]["result"] = None
+                    game = {"score": score, "over": False, "winner": None,
+                            "next_caller": None}
+                return {"ok": False, "rounds": out_rounds, "game": game,
                         "error": {"round": ri, "move": mi, "code": e.code,
                                   "message": e.msg}}, 1
         out_rounds.append(R.out())
@@ -389,17 +410,7 @@ def replay(inp):
             return {"ok": True, "rounds": out_rounds,
                     "game": {"score": score, "over": False, "winner": None,
                              "next_caller": None}}, 0
-        if rules["game"] == "stack":
-            score = list(R.count)
-            over = True
-            winner = R.result["winner"]
-            continue
-        score[R.result["winner"]] += R.result["points"]
-        for tm in (0, 1):
-            if score[tm] >= rules["target"]:
-                over = True
-                winner = tm
-        caller = R.next_caller()
+        score, over, winner, caller = book(rules, R, score)
     return {"ok": True, "rounds": out_rounds,
             "game": {"score": score, "over": over, "winner": winner,
                      "next_caller": None if over else caller}}, 0

@@ -35,6 +35,9 @@ struct Deal {
 };
 
 inline constexpr int kMaxReshuffles = 1000;
+// RULES.md section 3: a team holding this many or more of the 16 aces, kings, queens and
+// jacks makes a deal one-sided (10 since the amendment; it was 9).
+inline constexpr int kOneSidedHonors = 10;
 
 // Reads the seed's stream (exposed for tests and docs): byte `offset` of
 // randombytes_buf_deterministic(seed).
@@ -52,6 +55,12 @@ class SeedStream {
   // position i becomes final (so the dealt hands come out of the same pass).
   void ShuffleCards(Card* cards, int n, const uint8_t* owners = nullptr, uint64_t* hands = nullptr);
   uint64_t offset() const { return offset_; }
+  // Restarts as SeedStream(seed) would, in place (no buffer copy).
+  void Reset(const Seed& seed) {
+    seed_ = seed;
+    offset_ = 0;
+    pos_ = kChunkBytes;
+  }
   // Bytes generated per libsodium call (four ChaCha20 blocks).
   static constexpr int kChunkBytes = 256;
 
@@ -59,7 +68,9 @@ class SeedStream {
   void Refill();
   Seed seed_{};
   uint64_t offset_ = 0;  // bytes consumed
-  std::array<uint8_t, kChunkBytes> buf_{};
+  // Valid from pos_ to the end; never read before a Refill, so not initialised: zeroing
+  // 256 bytes for every round (and every Round) was a visible part of a seeded round's cost.
+  std::array<uint8_t, kChunkBytes> buf_;
   int pos_ = kChunkBytes;  // empty: the first read generates
 };
 
@@ -71,10 +82,24 @@ class SeedStream {
 struct Shuffle {
   std::array<Card, 52> deck{};
   bool check_applies = false;
+  // The cards of deck[5k..5k+4] (first[k]) and of the rest that Assign gives the k-th seat
+  // from the caller (rest[k]), made in the same pass as the shuffle.
+  std::array<uint64_t, 4> first{};
+  std::array<uint64_t, 4> rest_cards{};
   SeedStream rest;  // the seed's stream after the shuffle's draws
 };
 Shuffle ShuffleFromSeed(const Seed& seed, bool fairness);
+// The same, into *out (a Round keeps its shuffle: no copy of the stream's buffer).
+void ShuffleFromSeedInto(const Seed& seed, bool fairness, Shuffle* out);
 Deal DealFromShuffle(const Shuffle& shuffle, int caller, int trump);
+// Steps 5-6 as card sets: hands[k] is the hand of the k-th seat from the caller (first
+// packet included), the same cards DealFromShuffle deals that seat.
+struct DealSets {
+  std::array<uint64_t, 4> hands{};
+  bool check_applies = false;
+  int reshuffles = 0;
+};
+DealSets DealSetsFromShuffle(const Shuffle& shuffle, int trump);
 
 // Deals from `seed` with `caller` receiving the first packet. `trump` (0..3) is the named
 // suit for the 10-of-13 check, or -1 when there is none (kaat) or it is not known yet (the
