@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -91,15 +92,21 @@ PgResult ToPgResult(const pqxx::result& r) {
   return PgResult(std::move(columns), std::move(rows), static_cast<int64_t>(r.affected_rows()));
 }
 
+// libpq's view of the params: NULL or the text, alive as long as `params`.
+std::vector<const char*> ParamPointers(const std::vector<PgParam>& params) {
+  std::vector<const char*> args;
+  args.reserve(params.size());
+  for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
+  return args;
+}
+
 }  // namespace internal
 
 absl::StatusOr<PgResult> PgTransaction::Exec(absl::string_view sql,
                                              const std::vector<PgParam>& params) {
   if (!first_error_.ok()) return first_error_;
   try {
-    std::vector<const char*> args;
-    args.reserve(params.size());
-    for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
+    std::vector<const char*> args = internal::ParamPointers(params);
     pqxx::result r =
         handle_->tx->exec_params(std::string(sql), pqxx::prepare::make_dynamic_params(args));
     return internal::ToPgResult(r);
@@ -299,18 +306,23 @@ absl::Duration RetryBackoff(int backoff_ms, int attempt) {
 
 }  // namespace
 
-absl::Status PgPool::RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
-                                 bool retry_unavailable) {
+absl::Status PgPool::Retrying(int max_attempts, bool retry_unavailable,
+                              absl::FunctionRef<absl::Status()> attempt_fn) {
   COURTPIECE_CHECK(max_attempts >= 1, "at least one attempt");
   absl::Status status;
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
-    status = Run(fn, tx_options);
+    status = attempt_fn();
     const bool retry = status.code() == absl::StatusCode::kAborted ||
                        (retry_unavailable && status.code() == absl::StatusCode::kUnavailable);
     if (!retry) return status;
   }
   return status;
+}
+
+absl::Status PgPool::RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
+                                 bool retry_unavailable) {
+  return Retrying(max_attempts, retry_unavailable, [&] { return Run(fn, tx_options); });
 }
 
 absl::Status PgPool::RunWithRetry(int max_attempts, const TxFn& fn, PgTxOptions tx_options) {
@@ -335,9 +347,7 @@ absl::StatusOr<PgResult> PgPool::ExecAutocommitOnce(absl::string_view sql,
       it->second = absl::StrCat("courtpiece_autocommit_", c.prepared.size());
       c.pq->prepare(it->second, it->first);
     }
-    std::vector<const char*> args;
-    args.reserve(params.size());
-    for (const PgParam& p : params) args.push_back(p.is_null() ? nullptr : p.text().c_str());
+    std::vector<const char*> args = internal::ParamPointers(params);
     pqxx::nontransaction tx(*c.pq);  // sends nothing itself: no BEGIN, no COMMIT
     result = internal::ToPgResult(
         tx.exec_prepared(it->second, pqxx::prepare::make_dynamic_params(args)));
@@ -353,13 +363,12 @@ absl::StatusOr<PgResult> PgPool::ExecAutocommitOnce(absl::string_view sql,
 absl::StatusOr<PgResult> PgPool::ExecAutocommit(absl::string_view sql,
                                                 const std::vector<PgParam>& params,
                                                 int max_attempts) {
-  COURTPIECE_CHECK(max_attempts >= 1, "at least one attempt");
   absl::StatusOr<PgResult> result;
-  for (int attempt = 0; attempt < max_attempts; ++attempt) {
-    if (attempt > 0) absl::SleepFor(RetryBackoff(options_.retry_backoff_ms, attempt));
+  // Aborted only: the statement was rolled back. Unavailable may have applied it.
+  Retrying(max_attempts, /*retry_unavailable=*/false, [&] {
     result = ExecAutocommitOnce(sql, params);
-    if (result.status().code() != absl::StatusCode::kAborted) return result;
-  }
+    return result.status();
+  }).IgnoreError();
   return result;
 }
 

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -215,6 +216,10 @@ class PgPool {
   void Release(std::unique_ptr<Conn> conn, bool broken);
   absl::StatusOr<std::unique_ptr<Conn>> Connect();
   bool Healthy(Conn& conn);
+  // Runs attempt_fn up to max_attempts times with backoff while it returns Aborted (and
+  // Unavailable when retry_unavailable); returns its last status.
+  absl::Status Retrying(int max_attempts, bool retry_unavailable,
+                        absl::FunctionRef<absl::Status()> attempt_fn);
   absl::Status RunRetrying(int max_attempts, const TxFn& fn, PgTxOptions tx_options,
                            bool retry_unavailable);
   absl::Status RunOn(Conn& conn, const TxFn& fn, PgTxOptions tx_options, bool& broken);
