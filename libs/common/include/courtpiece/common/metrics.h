@@ -4,7 +4,7 @@
 //   gauges      courtpiece_<service>_<name>
 //
 //   ASSIGN_OR_RETURN(auto metrics, Metrics::Create({.service = "lobby",
-//                                                    .listen_address = "0.0.0.0:9464"}));
+//                                                    .listen_address = "127.0.0.1:9464"}));
 //   CounterFamily joins = metrics->Counter("joins", "Table joins by result.");
 //   joins.WithLabels({{"result", "ok"}}).Increment();
 //   HistogramFamily latency = metrics->LatencyHistogram("pg_query", "Postgres query time.");
