@@ -98,6 +98,7 @@ void Table::EmitTo(int s, Event ev) {
   if (seats_[s].kind != SeatKind::kPerson) return;
   ev.seq = ++seq_;
   ev.to_seat = s;
+  ev.to_player = seats_[s].player;
   events_.push_back(std::move(ev));
 }
 void Table::EmitAll(Event ev) {

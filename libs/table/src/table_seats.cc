@@ -237,6 +237,7 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
     Effect e;  // not a designated initializer: GCC 12 -O3 warns (maybe-uninitialized)
     e.type = EffectType::kRecordQuit;
     e.player = player;
+    e.game_no = game_no_;
     effects_.push_back(std::move(e));
   }
   if (vote_.active) {

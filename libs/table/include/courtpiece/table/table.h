@@ -112,6 +112,7 @@ struct Command {
 struct Event {
   uint64_t seq = 0;
   int to_seat = -1;
+  std::string to_player;  // the person at to_seat when the event was emitted (the recipient)
   std::string type;
   int seat = -1;  // the seat the event is about
   std::string player;
@@ -170,6 +171,7 @@ struct Effect {
   Transfer transfer;            // kTransfer
   GameRecord game;              // kRecordGame
   std::string player;           // kRecordQuit: who quit; kReport: the reporter
+  uint64_t game_no = 0;         // kRecordQuit: the game walked out of
   std::string note_id, author;  // kReport
   RoundRecord round;            // kRecordRound
 };
