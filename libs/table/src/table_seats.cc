@@ -105,6 +105,20 @@ absl::Status Table::Reconnect(int s, int64_t now) {
   st.bot_driving = false;
   st.timeouts_in_row = 0;
   EmitAll({.type = "back", .seat = s, .player = st.player});
+  EmitSeatView(s);
+  if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
+  Reschedule(now);
+  return absl::OkStatus();
+}
+
+absl::Status Table::SendView(std::string_view player) {
+  const int s = SeatOf(player);
+  if (s < 0) return absl::PermissionDeniedError("not seated at this table");
+  EmitSeatView(s);
+  return absl::OkStatus();
+}
+
+void Table::EmitSeatView(int s) {
   for (int o = 0; o < 4; ++o) {
     if (seats_[o].kind != SeatKind::kEmpty) {
       EmitTo(s, {.type = "seated",
@@ -124,9 +138,6 @@ absl::Status Table::Reconnect(int s, int64_t now) {
   }
   EmitTableView(s);
   EmitSeedIfEntitled(s);
-  if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);
-  Reschedule(now);
-  return absl::OkStatus();
 }
 
 void Table::EmitSeedCommitment(int s) {

@@ -535,5 +535,36 @@ TEST_F(Scenario, SnapshotRestoreMidRoundContinuesIdentically) {
   EXPECT_EQ(h.Sum(), 0);
 }
 
+// The host's catch-up for a new connection of a player still counted as connected (after a
+// failover): that seat alone gets what a reconnect gets; only the event seq moves.
+TEST_F(Scenario, SendViewGivesTheSeatItsViewAndChangesNothing) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  h.Pump();
+  h.events.clear();
+  h.effects.clear();
+  const std::string engine_before = h.table().engine()->Serialize();
+  const int to_act = h.table().engine()->ToAct();
+  ASSERT_TRUE(h.table().SendView("b").ok());
+  h.Pump();
+  EXPECT_EQ(h.table().engine()->Serialize(), engine_before);
+  EXPECT_EQ(h.table().engine()->ToAct(), to_act);
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_TRUE(h.table().seat(1).connected);
+  EXPECT_TRUE(h.effects.empty());
+  ASSERT_FALSE(h.events.empty());
+  for (const Event& e : h.events) {
+    EXPECT_EQ(e.to_seat, 1) << e.type;
+    EXPECT_EQ(e.to_player, "b") << e.type;
+  }
+  EXPECT_FALSE(h.EventsOfType("hand").empty());
+  EXPECT_FALSE(h.EventsOfType("table_phase").empty());
+  EXPECT_EQ(h.table().SendView("stranger").code(), absl::StatusCode::kPermissionDenied);
+}
+
 }  // namespace
 }  // namespace courtpiece::table

@@ -233,6 +233,11 @@ class Table {
   absl::Status OnWalletReply(std::string_view key, bool ok,
                              const std::vector<std::string>& short_players, int64_t now_ms);
 
+  // Emits to the player's seat everything it may see now (what a reconnect gets), changing
+  // nothing: for a new connection of a player the table still counts as connected (the
+  // host's own reconnect after a failover). PermissionDenied when not seated.
+  absl::Status SendView(std::string_view player);
+
   std::optional<int64_t> NextDeadline() const;
   std::optional<std::string> AwaitedTransferKey() const;
   std::vector<Event> TakeEvents();
@@ -328,6 +333,8 @@ class Table {
   void FlushEngineEvents();
   // A reconnecting seat's snapshot of the table's own state (the engine sends the round's).
   void EmitTableView(int s);
+  // Seats, the seed commitment, the engine's view, the table view: a reconnect's catch-up.
+  void EmitSeatView(int s);
   // A reconnecting seat's view of the round seed (RULES.md §3 Publication): the commitment
   // of the game's current or last round, before its cards; the seed once that round ended,
   // if this seat's person was entitled to it.
