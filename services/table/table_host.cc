@@ -1,0 +1,1189 @@
+#include "services/table/table_host.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "courtpiece/common/absl_compat.h"
+#include "courtpiece/common/check.h"
+#include "courtpiece/common/log.h"
+#include "courtpiece/table/v1/hosted_table.pb.h"
+#include "services/table/host_convert.h"
+
+namespace courtpiece::table_service {
+
+namespace {
+
+constexpr char kOwnerAddrPayload[] = "courtpiece-owner-addr";
+
+uint64_t Fnv1a(std::string_view a, std::string_view b) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(a);
+  mix("/");
+  mix(b);
+  // A final avalanche so that near-equal ids spread (splitmix64's finaliser).
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+bool Retryable(absl::StatusCode code) {
+  return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded ||
+         code == absl::StatusCode::kResourceExhausted || code == absl::StatusCode::kAborted ||
+         code == absl::StatusCode::kCancelled || code == absl::StatusCode::kUnknown ||
+         code == absl::StatusCode::kInternal;
+}
+
+std::string_view EffectKind(const pb::StoredEffect& e) {
+  switch (e.kind_case()) {
+    case pb::StoredEffect::kTransfer:
+      return "transfer";
+    case pb::StoredEffect::kGame:
+      return "game";
+    case pb::StoredEffect::kQuit:
+      return "quit";
+    case pb::StoredEffect::kRound:
+      return "round";
+    case pb::StoredEffect::kReport:
+      return "report";
+    case pb::StoredEffect::KIND_NOT_SET:
+      break;
+  }
+  return "none";
+}
+
+pb::PlayResponse ResultMessage(uint64_t command_id, const absl::Status& status) {
+  pb::PlayResponse out;
+  pb::CommandResult* r = out.mutable_result();
+  r->set_command_id(command_id);
+  r->set_code(static_cast<int32_t>(status.code()));
+  r->set_message(std::string(status.message()));
+  return out;
+}
+
+pb::PlayResponse NoticeMessage(std::string_view type, std::string_view detail) {
+  pb::PlayResponse out;
+  out.mutable_notice()->set_type(std::string(type));
+  out.mutable_notice()->set_detail(std::string(detail));
+  return out;
+}
+
+int SeatOfPlayer(const table::Table& t, std::string_view player) {
+  for (int s = 0; s < 4; ++s) {
+    if (t.seat(s).kind == table::SeatKind::kPerson && t.seat(s).player == player) return s;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string PickOwner(std::string_view table_id, const std::vector<InstanceInfo>& instances) {
+  std::string best;
+  uint64_t best_score = 0;
+  for (const InstanceInfo& i : instances) {
+    const uint64_t score = Fnv1a(table_id, i.id);
+    if (best.empty() || score > best_score || (score == best_score && i.id < best)) {
+      best = i.id;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct TableHost::Impl {
+  struct Stream {
+    uint64_t id = 0;
+    std::string player;
+    std::shared_ptr<StreamSink> sink;
+  };
+  struct Pending {
+    pb::StoredEffect effect;
+    bool in_flight = false;
+    int64_t next_ms = 0;
+  };
+  // A message to publish once the state that produced it is saved: to one stream
+  // (stream_id), to every stream of a player, or (both empty) to every stream.
+  struct Out {
+    uint64_t stream_id = 0;
+    std::string player;
+    pb::PlayResponse message;
+  };
+  struct Hosted {
+    std::string id;
+    Owner owner;
+    pb::CreateTableRequest create;
+    std::unique_ptr<table::Table> table;
+    std::deque<pb::StoredEvent> history;  // published events, oldest first
+    std::vector<Pending> pending;
+    std::vector<pb::StoredEvent> fresh;  // collected, not yet saved
+    std::vector<Out> outbox;
+    bool dirty = false;
+    int save_failures = 0;
+    int64_t save_retry_ms = 0;
+    bool closed = false;
+    std::map<uint64_t, Stream> streams;
+    int64_t timer_ms = 0;
+    int64_t adopt_grace_until_ms = 0;
+    bool wallet_down_noticed = false;
+  };
+  struct Worker {
+    absl::Mutex mu;
+    absl::CondVar cv;
+    std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
+    bool stop ABSL_GUARDED_BY(mu) = false;
+    std::thread thread;
+    // Worker-thread only.
+    std::unordered_map<std::string, std::unique_ptr<Hosted>> tables;
+    std::set<std::pair<int64_t, std::string>> timers;
+  };
+  enum class Saved { kYes, kRetry, kDropped };
+
+  Impl(const HostOptions& o, Clock& c, TableStore& s, WalletPort& w, RecordsPort& r,
+       table::EngineFactory& e, table::SeedSource& seed, HostMetrics* m)
+      : options(o),
+        clock(c),
+        store(s),
+        wallet(w),
+        records(r),
+        engines(e),
+        seeds(seed),
+        metrics(m),
+        log("table-host", common::LogLevel::kInfo) {
+    COURTPIECE_CHECK(o.workers >= 1 && o.workers <= 256, "1..256 workers");
+    for (int i = 0; i < o.workers; ++i) workers.push_back(std::make_unique<Worker>());
+  }
+
+  const HostOptions options;
+  Clock& clock;
+  TableStore& store;
+  WalletPort& wallet;
+  RecordsPort& records;
+  table::EngineFactory& engines;
+  table::SeedSource& seeds;
+  HostMetrics* metrics;
+  common::Logger log;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::atomic<uint64_t> next_stream_id{1};
+  std::atomic<int64_t> tables_count{0};
+  std::atomic<bool> shutting_down{false};
+  absl::Mutex streams_mu;
+  absl::flat_hash_map<uint64_t, std::string> stream_tables ABSL_GUARDED_BY(streams_mu);
+  absl::Mutex watch_mu;
+  absl::CondVar watch_cv;
+  bool watch_stop ABSL_GUARDED_BY(watch_mu) = false;
+  std::thread watcher;
+
+  int64_t NowMs() const { return absl::ToUnixMillis(clock.Now()); }
+  absl::Time Deadline() const { return clock.Now() + absl::Milliseconds(options.rpc_timeout_ms); }
+  int64_t Backoff(uint32_t attempts) const {
+    const int shift = static_cast<int>(std::min<uint32_t>(attempts > 0 ? attempts - 1 : 0, 16));
+    return std::min(options.retry_max_ms, options.retry_min_ms << shift);
+  }
+  Worker& WorkerOf(std::string_view table_id) {
+    return *workers[Fnv1a(table_id, "") % workers.size()];
+  }
+  bool Post(Worker& w, std::function<void()> task) {
+    absl::MutexLock lock(&w.mu);
+    if (static_cast<int>(w.tasks.size()) >= options.worker_queue_max) return false;
+    w.tasks.push_back(std::move(task));
+    w.cv.Signal();
+    return true;
+  }
+  Hosted* Find(Worker& w, std::string_view id) {
+    auto it = w.tables.find(std::string(id));
+    return it == w.tables.end() ? nullptr : it->second.get();
+  }
+
+  // --- the worker loop -----------------------------------------------------------------
+
+  void RunWorker(Worker& w) {
+    for (;;) {
+      std::deque<std::function<void()>> batch;
+      {
+        absl::MutexLock lock(&w.mu);
+        const int64_t now = NowMs();
+        const int64_t due = w.timers.empty() ? now + 1000 : w.timers.begin()->first;
+        if (w.tasks.empty() && !w.stop && due > now) {
+          w.cv.WaitWithTimeout(&w.mu, absl::Milliseconds(std::min<int64_t>(due - now, 1000)));
+        }
+        if (w.stop && w.tasks.empty()) return;
+        batch.swap(w.tasks);
+      }
+      for (auto& task : batch) task();
+      FireDue(w, NowMs());
+    }
+  }
+
+  // Runs every queued task and due timer of every worker on the calling thread.
+  void PollAll() {
+    for (int round = 0; round < 1000; ++round) {
+      bool any = false;
+      for (auto& wp : workers) {
+        std::deque<std::function<void()>> batch;
+        {
+          absl::MutexLock lock(&wp->mu);
+          batch.swap(wp->tasks);
+        }
+        any = any || !batch.empty();
+        for (auto& task : batch) task();
+        const size_t before = wp->timers.size();
+        FireDue(*wp, NowMs());
+        any = any || wp->timers.size() != before;
+      }
+      if (!any) return;
+    }
+  }
+
+  void FireDue(Worker& w, int64_t now) {
+    while (!w.timers.empty() && w.timers.begin()->first <= now) {
+      const std::string id = w.timers.begin()->second;
+      w.timers.erase(w.timers.begin());
+      Hosted* h = Find(w, id);
+      if (h == nullptr) continue;
+      h->timer_ms = 0;
+      OnTimer(w, *h, now);
+    }
+  }
+
+  void Rearm(Worker& w, Hosted& h) {
+    int64_t due = 0;
+    auto consider = [&due](int64_t t) {
+      if (t > 0 && (due == 0 || t < due)) due = t;
+    };
+    if (std::optional<int64_t> d = h.table->NextDeadline()) consider(*d);
+    if (h.dirty) consider(h.save_retry_ms);
+    for (const Pending& p : h.pending) {
+      if (!p.in_flight) consider(std::max<int64_t>(p.next_ms, 1));
+    }
+    consider(h.adopt_grace_until_ms);
+    if (due == h.timer_ms) return;
+    if (h.timer_ms != 0) w.timers.erase({h.timer_ms, h.id});
+    h.timer_ms = due;
+    if (due != 0) w.timers.insert({due, h.id});
+  }
+
+  void OnTimer(Worker& w, Hosted& h, int64_t now) {
+    if (h.adopt_grace_until_ms != 0 && now >= h.adopt_grace_until_ms) {
+      h.adopt_grace_until_ms = 0;
+      for (int s = 0; s < 4; ++s) {
+        const table::SeatState& st = h.table->seat(s);
+        if (st.kind != table::SeatKind::kPerson || !st.connected) continue;
+        if (HasStream(h, st.player)) continue;
+        (void)h.table->Handle({.type = table::CommandType::kDisconnect, .player = st.player},
+                              now);
+      }
+    }
+    h.table->Advance(now);
+    Touch(w, h, now);
+  }
+
+  // --- after every input: collect, save, publish, send, re-arm ------------------------
+
+  void Collect(Hosted& h) {
+    for (table::Event& e : h.table->TakeEvents()) {
+      pb::StoredEvent se;
+      se.set_to_player(e.to_player);
+      *se.mutable_event() = EventToProto(e);
+      Out out{.player = e.to_player};
+      *out.message.mutable_event() = se.event();
+      h.outbox.push_back(std::move(out));
+      h.fresh.push_back(std::move(se));
+      h.dirty = true;
+    }
+    for (table::Effect& f : h.table->TakeEffects()) {
+      h.dirty = true;
+      if (f.type == table::EffectType::kClose) {
+        h.closed = true;
+        continue;
+      }
+      h.pending.push_back(Pending{.effect = EffectToStored(f, h.id, h.table->round_no())});
+    }
+  }
+
+  std::string StateBytes(const Hosted& h, int64_t now) const {
+    pb::HostedTable state;
+    state.set_table(h.table->Snapshot());
+    *state.mutable_create() = h.create;
+    for (const Pending& p : h.pending) *state.add_pending() = p.effect;
+    state.set_saved_unix_ms(now);
+    state.set_closed(h.closed);
+    return state.SerializeAsString();
+  }
+
+  Saved Persist(Worker& w, Hosted& h, int64_t now) {
+    if (!h.dirty) return Saved::kYes;
+    const std::string bytes = StateBytes(h, now);
+    std::vector<std::string> events;
+    events.reserve(h.fresh.size());
+    for (const pb::StoredEvent& e : h.fresh) events.push_back(e.SerializeAsString());
+    absl::Status s = store.Save(h.id, h.owner, bytes, events, options.events_max);
+    if (metrics != nullptr) metrics->Save(bytes.size(), s.code());
+    if (s.ok()) {
+      h.dirty = false;
+      for (pb::StoredEvent& e : h.fresh) h.history.push_back(std::move(e));
+      h.fresh.clear();
+      h.save_failures = 0;
+      h.save_retry_ms = 0;
+      return Saved::kYes;
+    }
+    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+      log.Warn("table lost to another instance", {{"table", h.id}, {"status", s}});
+      Drop(w, h.id, absl::UnavailableError("the table moved to another instance: reconnect"));
+      return Saved::kDropped;
+    }
+    ++h.save_failures;
+    h.save_retry_ms = now + Backoff(h.save_failures);
+    if (h.save_failures == 1) log.Warn("table save failed", {{"table", h.id}, {"status", s}});
+    return Saved::kRetry;
+  }
+
+  void Touch(Worker& w, Hosted& h, int64_t now) {
+    Collect(h);
+    const Saved saved = Persist(w, h, now);
+    if (saved == Saved::kDropped) return;
+    if (saved == Saved::kRetry) {
+      Rearm(w, h);
+      return;
+    }
+    Publish(w, h);
+    SendDue(w, h, now);
+    if (h.closed && h.pending.empty()) {
+      absl::Status s = store.Remove(h.id, h.owner);
+      if (!s.ok()) log.Warn("closed table not removed", {{"table", h.id}, {"status", s}});
+      Drop(w, h.id, absl::OkStatus());
+      return;
+    }
+    Rearm(w, h);
+  }
+
+  void Publish(Worker& w, Hosted& h) {
+    std::vector<uint64_t> cut;
+    for (Out& out : h.outbox) {
+      for (auto& [id, stream] : h.streams) {
+        const bool to_it = out.stream_id != 0
+                               ? id == out.stream_id
+                               : out.player.empty() || stream.player == out.player;
+        if (!to_it) continue;
+        if (!stream.sink->Send(out.message)) cut.push_back(id);
+      }
+    }
+    h.outbox.clear();
+    while (static_cast<int>(h.history.size()) > options.events_max) h.history.pop_front();
+    for (uint64_t id : cut) CutStream(w, h, id);
+  }
+
+  // A stream whose queue is full: ended, and its player's connection is gone.
+  void CutStream(Worker& w, Hosted& h, uint64_t id) {
+    auto it = h.streams.find(id);
+    if (it == h.streams.end()) return;
+    it->second.sink->Finish(
+        absl::ResourceExhaustedError("the stream's queue is full: the client is not reading"));
+    const std::string table_id = h.id;
+    Post(w, [this, &w, table_id, id] { OnStreamGone(w, table_id, id); });
+  }
+
+  bool HasStream(const Hosted& h, std::string_view player) const {
+    for (const auto& [id, s] : h.streams) {
+      if (s.player == player) return true;
+    }
+    return false;
+  }
+
+  void Drop(Worker& w, const std::string& id, const absl::Status& why) {
+    auto it = w.tables.find(id);
+    if (it == w.tables.end()) return;
+    Hosted& h = *it->second;
+    for (auto& [sid, s] : h.streams) {
+      s.sink->Finish(why);
+      absl::MutexLock lock(&streams_mu);
+      stream_tables.erase(sid);
+    }
+    if (h.timer_ms != 0) w.timers.erase({h.timer_ms, h.id});
+    w.tables.erase(it);
+    tables_count.fetch_sub(1);
+  }
+
+  // --- effects ---------------------------------------------------------------------------
+
+  void SendDue(Worker& w, Hosted& h, int64_t now) {
+    for (Pending& p : h.pending) {
+      if (p.in_flight || p.next_ms > now) continue;
+      p.in_flight = true;
+      p.effect.set_attempts(p.effect.attempts() + 1);
+      Send(w, h.id, p.effect);
+    }
+  }
+
+  void Send(Worker& w, const std::string& table_id, const pb::StoredEffect& e) {
+    const std::string key = e.key();
+    auto reply = [this, &w, table_id, key](absl::Status s) {
+      Post(w, [this, &w, table_id, key, s] { OnRecordReply(w, table_id, key, s); });
+    };
+    switch (e.kind_case()) {
+      case pb::StoredEffect::kTransfer:
+        wallet.Transfer(TransferFromStored(e), table_id, RoundOfTransferKey(key), Deadline(),
+                        [this, &w, table_id, key](WalletReply r) {
+                          Post(w, [this, &w, table_id, key, r = std::move(r)] {
+                            OnTransferReply(w, table_id, key, r);
+                          });
+                        });
+        break;
+      case pb::StoredEffect::kGame:
+        records.RecordGame(e.game(), Deadline(), reply);
+        break;
+      case pb::StoredEffect::kQuit:
+        records.RecordQuit(e.quit(), Deadline(), reply);
+        break;
+      case pb::StoredEffect::kRound:
+        records.RecordRound(e.round(), Deadline(), reply);
+        break;
+      case pb::StoredEffect::kReport:
+        records.FileReport(e.report(), Deadline(), reply);
+        break;
+      case pb::StoredEffect::KIND_NOT_SET:
+        Post(w, [this, &w, table_id, key] { OnRecordReply(w, table_id, key, absl::OkStatus()); });
+        break;
+    }
+  }
+
+  Pending* FindPending(Hosted& h, std::string_view key) {
+    for (Pending& p : h.pending) {
+      if (p.effect.key() == key && p.in_flight) return &p;
+    }
+    return nullptr;
+  }
+  void ErasePending(Hosted& h, std::string_view key) {
+    h.pending.erase(std::find_if(h.pending.begin(), h.pending.end(),
+                                 [key](const Pending& p) { return p.effect.key() == key; }));
+    h.dirty = true;
+  }
+
+  void OnRecordReply(Worker& w, const std::string& table_id, const std::string& key,
+                     const absl::Status& s) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    Pending* p = FindPending(*h, key);
+    if (p == nullptr) return;
+    if (metrics != nullptr) metrics->EffectSent(EffectKind(p->effect), s.code());
+    const int64_t now = NowMs();
+    if (!s.ok() && Retryable(s.code())) {
+      p->in_flight = false;
+      p->next_ms = now + Backoff(p->effect.attempts());
+      Rearm(w, *h);
+      return;
+    }
+    if (!s.ok()) {
+      log.Error("record refused for good; dropped",
+                {{"table", table_id}, {"key", key}, {"status", s}});
+    }
+    ErasePending(*h, key);
+    Touch(w, *h, now);
+  }
+
+  void OnTransferReply(Worker& w, const std::string& table_id, const std::string& key,
+                       const WalletReply& r) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    Pending* p = FindPending(*h, key);
+    if (p == nullptr) return;
+    if (metrics != nullptr) metrics->EffectSent("transfer", r.status.code());
+    const int64_t now = NowMs();
+    const bool awaited = p->effect.transfer().awaited();
+    const absl::StatusCode code = r.status.code();
+    if (!r.status.ok() && Retryable(code)) {
+      p->in_flight = false;
+      p->next_ms = now + Backoff(p->effect.attempts());
+      if (awaited && !h->wallet_down_noticed) {
+        h->wallet_down_noticed = true;
+        Broadcast(w, *h, NoticeMessage("wallet_unavailable", "the stake is being retried"));
+      }
+      Rearm(w, *h);
+      return;
+    }
+    ErasePending(*h, key);
+    if (!r.status.ok() && code != absl::StatusCode::kFailedPrecondition) {
+      log.Error("transfer refused for good", {{"table", table_id}, {"key", key},
+                                              {"status", r.status}});
+    }
+    if (awaited) {
+      if (h->wallet_down_noticed) {
+        h->wallet_down_noticed = false;
+        Broadcast(w, *h, NoticeMessage("wallet_available", ""));
+      }
+      (void)h->table->OnWalletReply(key, r.status.ok(), r.short_players, now);
+    }
+    Touch(w, *h, now);
+  }
+
+  // Not game state: straight to the streams (nothing to save).
+  void Broadcast(Worker& w, Hosted& h, const pb::PlayResponse& message) {
+    std::vector<uint64_t> cut;
+    for (auto& [id, s] : h.streams) {
+      if (!s.sink->Send(message)) cut.push_back(id);
+    }
+    for (uint64_t id : cut) CutStream(w, h, id);
+  }
+
+  // --- streams and commands ---------------------------------------------------------------
+
+  pb::TableInfo Info(const Hosted& h) const {
+    pb::TableInfo info = InfoOf(*h.table, h.create);
+    info.set_owner_instance(h.owner.instance);
+    info.set_owner_addr(options.instance_addr);
+    info.set_owner_epoch(h.owner.epoch);
+    info.set_seq(h.history.empty() ? 0 : h.history.back().event().seq());
+    return info;
+  }
+
+  absl::Status NotHere(std::string_view table_id) {
+    absl::StatusOr<Owner> owner = store.GetOwner(table_id);
+    if (!owner.ok()) {
+      if (owner.status().code() == absl::StatusCode::kNotFound) {
+        return absl::NotFoundError(absl::StrCat("no table ", common::ToAbsl(table_id)));
+      }
+      return absl::UnavailableError(
+          absl::StrCat("cannot find the table's owner: ", owner.status().message()));
+    }
+    if (owner->instance == options.instance_id) {
+      return absl::UnavailableError("the table is being taken over here: retry");
+    }
+    std::string addr;
+    absl::StatusOr<std::vector<InstanceInfo>> live = store.LiveInstances();
+    if (live.ok()) {
+      for (const InstanceInfo& i : *live) {
+        if (i.id == owner->instance) addr = i.addr;
+      }
+    }
+    absl::Status s = absl::FailedPreconditionError(
+        absl::StrCat("table ", common::ToAbsl(table_id), " is owned by instance ", owner->instance,
+                     addr.empty() ? " (not live: it is being taken over)" : " at " + addr));
+    if (!addr.empty()) s.SetPayload(kOwnerAddrPayload, absl::Cord(addr));
+    return s;
+  }
+
+  void OnOpen(Worker& w, uint64_t id, const std::string& player, const pb::OpenTable& open,
+              std::shared_ptr<StreamSink> sink) {
+    Hosted* h = Find(w, open.table_id());
+    if (h == nullptr) {
+      sink->Finish(NotHere(open.table_id()));
+      Forget(id);
+      return;
+    }
+    for (auto it = h->streams.begin(); it != h->streams.end();) {
+      if (it->second.player == player) {
+        it->second.sink->Finish(
+            absl::AbortedError("another connection of this player took over the table"));
+        Forget(it->first);
+        it = h->streams.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    h->streams[id] = Stream{.id = id, .player = player, .sink = sink};
+    const int seat = SeatOfPlayer(*h->table, player);
+    const uint64_t last = open.last_seq();
+    const uint64_t latest = h->history.empty() ? 0 : h->history.back().event().seq();
+    const bool resumed = seat >= 0 && last > 0 && !h->history.empty() &&
+                         h->history.front().event().seq() <= last + 1 && last <= latest;
+    pb::PlayResponse opened;
+    *opened.mutable_opened()->mutable_table() = Info(*h);
+    opened.mutable_opened()->set_seat(seat);
+    opened.mutable_opened()->set_resumed(resumed);
+    bool ok = sink->Send(opened);
+    if (resumed) {
+      for (const pb::StoredEvent& e : h->history) {
+        if (e.event().seq() <= last || e.to_player() != player) continue;
+        pb::PlayResponse m;
+        *m.mutable_event() = e.event();
+        ok = ok && sink->Send(m);
+      }
+    }
+    if (!ok) {
+      CutStream(w, *h, id);
+      return;
+    }
+    if (seat < 0) return;
+    const int64_t now = NowMs();
+    const table::SeatState& st = h->table->seat(seat);
+    if (!st.connected || st.left) {
+      (void)h->table->Handle({.type = table::CommandType::kReconnect, .player = player}, now);
+    } else if (!resumed) {
+      (void)h->table->SendView(player);
+    }
+    Touch(w, *h, now);
+  }
+
+  void Forget(uint64_t id) {
+    absl::MutexLock lock(&streams_mu);
+    stream_tables.erase(id);
+  }
+
+  void OnStreamGone(Worker& w, const std::string& table_id, uint64_t id) {
+    Forget(id);
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    auto it = h->streams.find(id);
+    if (it == h->streams.end()) return;
+    const std::string player = it->second.player;
+    h->streams.erase(it);
+    if (HasStream(*h, player)) return;
+    const int seat = SeatOfPlayer(*h->table, player);
+    if (seat < 0 || !h->table->seat(seat).connected) return;
+    const int64_t now = NowMs();
+    (void)h->table->Handle({.type = table::CommandType::kDisconnect, .player = player}, now);
+    Touch(w, *h, now);
+  }
+
+  void OnCommand(Worker& w, const std::string& table_id, uint64_t id,
+                 const pb::TableCommand& command) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    auto it = h->streams.find(id);
+    if (it == h->streams.end()) return;
+    Stream& stream = it->second;
+    auto reply_now = [&](const absl::Status& s) {
+      if (metrics != nullptr) metrics->Command(command.type(), s.code());
+      if (!stream.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
+    };
+    if (h->save_failures > 0) {
+      reply_now(absl::UnavailableError("the table is waiting for its storage: retry"));
+      return;
+    }
+    absl::StatusOr<table::Command> c = CommandFromProto(command, stream.player);
+    if (!c.ok()) {
+      reply_now(c.status());
+      return;
+    }
+    if (c->type != table::CommandType::kJoin) {
+      Apply(w, *h, id, command, *c);
+      return;
+    }
+    if (SeatOfPlayer(*h->table, stream.player) >= 0) {
+      reply_now(absl::AlreadyExistsError("already seated at this table"));
+      return;
+    }
+    wallet.GetBalance(stream.player, Deadline(),
+                      [this, &w, table_id, id, command, c = *c](absl::StatusOr<int64_t> b) {
+                        Post(w, [this, &w, table_id, id, command, c, b] {
+                          OnBalance(w, table_id, id, command, c, b);
+                        });
+                      });
+  }
+
+  void OnBalance(Worker& w, const std::string& table_id, uint64_t id,
+                 const pb::TableCommand& command, table::Command c,
+                 const absl::StatusOr<int64_t>& balance) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    auto it = h->streams.find(id);
+    if (it == h->streams.end()) return;
+    if (!balance.ok()) {
+      const absl::Status s =
+          balance.status().code() == absl::StatusCode::kNotFound
+              ? absl::FailedPreconditionError("the player has no coin account")
+              : absl::UnavailableError("the wallet is unreachable: try again");
+      if (metrics != nullptr) metrics->Command(command.type(), s.code());
+      if (!it->second.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
+      return;
+    }
+    c.balance_coins = *balance;
+    Apply(w, *h, id, command, c);
+  }
+
+  void Apply(Worker& w, Hosted& h, uint64_t id, const pb::TableCommand& command,
+             const table::Command& c) {
+    const int64_t now = NowMs();
+    const absl::Status s = h.table->Handle(c, now);
+    if (metrics != nullptr) metrics->Command(command.type(), s.code());
+    Collect(h);
+    h.outbox.push_back(Out{.stream_id = id, .message = ResultMessage(command.command_id(), s)});
+    Touch(w, h, now);
+  }
+
+  // --- tables in and out --------------------------------------------------------------------
+
+  void OnCreate(Worker& w, const pb::CreateTableRequest& request, const CreateDone& done) {
+    if (Hosted* h = Find(w, request.table_id())) {
+      if (!SameCreate(h->create, request)) {
+        done(absl::AlreadyExistsError("the table id exists with other options"));
+        return;
+      }
+      pb::CreateTableResponse out;
+      *out.mutable_table() = Info(*h);
+      out.set_created(false);
+      done(out);
+      return;
+    }
+    if (tables_count.load() >= options.tables_max) {
+      done(absl::ResourceExhaustedError("this instance hosts its maximum of tables"));
+      return;
+    }
+    const int64_t now = NowMs();
+    absl::StatusOr<std::unique_ptr<table::Table>> t =
+        table::Table::Create(OptionsOf(request), &engines, &seeds, now);
+    if (!t.ok()) {
+      done(t.status());
+      return;
+    }
+    auto h = std::make_unique<Hosted>();
+    h->id = request.table_id();
+    h->create = request;
+    h->table = std::move(*t);
+    absl::StatusOr<Owner> owner = store.Create(h->id, options.instance_id, StateBytes(*h, now));
+    if (owner.status().code() == absl::StatusCode::kAlreadyExists) {
+      done(Existing(request));
+      return;
+    }
+    if (!owner.ok()) {
+      done(absl::UnavailableError(
+          absl::StrCat("the table store is unreachable: ", owner.status().message())));
+      return;
+    }
+    h->owner = *owner;
+    Hosted& ref = *h;
+    w.tables[h->id] = std::move(h);
+    tables_count.fetch_add(1);
+    Touch(w, ref, now);
+    if (Find(w, request.table_id()) == nullptr) {
+      done(absl::UnavailableError("the table was lost while being created: retry"));
+      return;
+    }
+    pb::CreateTableResponse out;
+    *out.mutable_table() = Info(ref);
+    out.set_created(true);
+    done(out);
+  }
+
+  // CreateTable of an id that the store has (hosted elsewhere, or here before a restart).
+  absl::StatusOr<pb::CreateTableResponse> Existing(const pb::CreateTableRequest& request) {
+    absl::StatusOr<pb::TableInfo> info = InfoFromStore(request.table_id(), &request);
+    if (!info.ok()) return info.status();
+    pb::CreateTableResponse out;
+    *out.mutable_table() = *info;
+    out.set_created(false);
+    return out;
+  }
+
+  // The table as the store has it; with `same`, AlreadyExists unless it was made by an
+  // equal request.
+  absl::StatusOr<pb::TableInfo> InfoFromStore(std::string_view table_id,
+                                              const pb::CreateTableRequest* same) {
+    absl::StatusOr<StoredTableBytes> stored = store.Load(table_id);
+    if (!stored.ok()) {
+      if (stored.status().code() == absl::StatusCode::kNotFound) {
+        return absl::NotFoundError(absl::StrCat("no table ", common::ToAbsl(table_id)));
+      }
+      return absl::UnavailableError(
+          absl::StrCat("the table store is unreachable: ", stored.status().message()));
+    }
+    pb::HostedTable state;
+    if (!state.ParseFromString(stored->state)) {
+      return absl::InternalError("the stored table does not parse");
+    }
+    if (same != nullptr && !SameCreate(state.create(), *same)) {
+      return absl::AlreadyExistsError("the table id exists with other options");
+    }
+    absl::StatusOr<std::unique_ptr<table::Table>> t =
+        table::Table::Restore(state.table(), &engines, &seeds);
+    if (!t.ok()) return absl::InternalError("the stored table does not restore");
+    pb::TableInfo info = InfoOf(**t, state.create());
+    info.set_owner_instance(stored->owner.instance);
+    info.set_owner_epoch(stored->owner.epoch);
+    absl::StatusOr<std::vector<InstanceInfo>> live = store.LiveInstances();
+    if (live.ok()) {
+      for (const InstanceInfo& i : *live) {
+        if (i.id == stored->owner.instance) info.set_owner_addr(i.addr);
+      }
+    }
+    return info;
+  }
+
+  // Takes a table this instance just claimed (epoch `owner`) from the store.
+  void Adopt(Worker& w, const std::string& table_id, const Owner& owner) {
+    if (Hosted* existing = Find(w, table_id)) {
+      existing->owner = owner;
+      return;
+    }
+    absl::StatusOr<StoredTableBytes> stored = store.Load(table_id);
+    pb::HostedTable state;
+    if (!stored.ok() || !state.ParseFromString(stored->state)) {
+      log.Error("claimed table not loaded", {{"table", table_id}, {"status", stored.status()}});
+      return;
+    }
+    absl::StatusOr<std::unique_ptr<table::Table>> t =
+        table::Table::Restore(state.table(), &engines, &seeds);
+    if (!t.ok()) {
+      log.Error("claimed table not restored", {{"table", table_id}, {"status", t.status()}});
+      return;
+    }
+    const int64_t now = NowMs();
+    auto h = std::make_unique<Hosted>();
+    h->id = table_id;
+    h->owner = owner;
+    h->create = state.create();
+    h->table = std::move(*t);
+    h->closed = state.closed();
+    for (const std::string& bytes : stored->events) {
+      pb::StoredEvent e;
+      if (e.ParseFromString(bytes)) h->history.push_back(std::move(e));
+    }
+    for (const pb::StoredEffect& e : state.pending()) h->pending.push_back(Pending{.effect = e});
+    for (int s = 0; s < 4; ++s) {
+      if (h->table->seat(s).kind == table::SeatKind::kPerson && h->table->seat(s).connected) {
+        h->adopt_grace_until_ms = now + options.adopt_grace_ms;
+      }
+    }
+    Hosted& ref = *h;
+    w.tables[table_id] = std::move(h);
+    tables_count.fetch_add(1);
+    if (metrics != nullptr) metrics->TableClaimed();
+    log.Info("table taken over", {{"table", table_id}, {"epoch", owner.epoch}});
+    ref.table->Advance(now);
+    ref.dirty = true;  // saved under the new epoch before anything is published
+    Touch(w, ref, now);
+  }
+
+  // --- the watcher: heartbeat and failover ------------------------------------------------
+
+  void Heartbeat() {
+    absl::Status s = store.Heartbeat({options.instance_id, options.instance_addr},
+                                     options.heartbeat_ttl_ms);
+    if (!s.ok()) log.Warn("heartbeat failed", {{"status", s}});
+  }
+
+  void ClaimAndAdopt(const std::string& table_id, const Owner& from) {
+    absl::StatusOr<Owner> claimed = store.Claim(table_id, options.instance_id, from.epoch);
+    if (!claimed.ok()) return;  // another instance won, or the store is down: next pass
+    Worker& w = WorkerOf(table_id);
+    Post(w, [this, &w, table_id, owner = *claimed] { Adopt(w, table_id, owner); });
+  }
+
+  void WatchOnce() {
+    if (shutting_down.load()) return;
+    Heartbeat();
+    absl::StatusOr<std::vector<InstanceInfo>> live = store.LiveInstances();
+    absl::StatusOr<std::vector<std::string>> known = store.KnownInstances();
+    if (!live.ok() || !known.ok()) return;
+    bool self_live = false;
+    for (const InstanceInfo& i : *live) self_live = self_live || i.id == options.instance_id;
+    if (!self_live) return;  // our own heartbeat is not in: do not take anything
+    for (const std::string& dead : *known) {
+      if (dead == options.instance_id) continue;
+      if (std::any_of(live->begin(), live->end(),
+                      [&dead](const InstanceInfo& i) { return i.id == dead; })) {
+        continue;
+      }
+      absl::StatusOr<std::vector<std::string>> tables = store.TablesOf(dead);
+      if (!tables.ok()) continue;
+      bool all_moved = true;
+      for (const std::string& t : *tables) {
+        absl::StatusOr<Owner> owner = store.GetOwner(t);
+        if (!owner.ok()) {
+          all_moved = all_moved && owner.status().code() == absl::StatusCode::kNotFound;
+          continue;
+        }
+        if (owner->instance != dead) continue;
+        all_moved = false;
+        if (PickOwner(t, *live) != options.instance_id) continue;
+        if (tables_count.load() >= options.tables_max) continue;
+        ClaimAndAdopt(t, *owner);
+      }
+      if (all_moved) (void)store.Forget(dead);
+    }
+  }
+
+  // Tables the store says this instance owns (a restart under the same id): claimed again,
+  // which bumps the epoch and fences any earlier incarnation.
+  void TakeBackOwn() {
+    absl::StatusOr<std::vector<std::string>> tables = store.TablesOf(options.instance_id);
+    if (!tables.ok()) return;
+    for (const std::string& t : *tables) {
+      absl::StatusOr<Owner> owner = store.GetOwner(t);
+      if (owner.ok() && owner->instance == options.instance_id) ClaimAndAdopt(t, *owner);
+    }
+  }
+
+  void RunWatcher() {
+    for (;;) {
+      {
+        absl::MutexLock lock(&watch_mu);
+        watch_cv.WaitWithTimeout(&watch_mu, absl::Milliseconds(options.heartbeat_every_ms));
+        if (watch_stop) return;
+      }
+      WatchOnce();
+    }
+  }
+
+  // Runs `fn` on every worker and waits for all (bounded); used by reads across tables.
+  void OnEveryWorker(const std::function<void(Worker&)>& fn) {
+    absl::Mutex mu;
+    int left = static_cast<int>(workers.size());
+    for (auto& wp : workers) {
+      Worker* w = wp.get();
+      if (!Post(*w, [&mu, &left, &fn, w] {
+            fn(*w);
+            absl::MutexLock lock(&mu);
+            --left;
+          })) {
+        absl::MutexLock lock(&mu);
+        --left;
+      }
+    }
+    if (!options.start_threads) PollAll();
+    absl::MutexLock lock(&mu);
+    auto done = [&left] { return left == 0; };
+    mu.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(5));
+    // A worker that did not answer in 5 s still holds references: wait for it for good
+    // rather than let it touch freed stack (a worker is never blocked for long).
+    mu.Await(absl::Condition(&done));
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+
+TableHost::TableHost(HostOptions options, Clock& clock, TableStore& store, WalletPort& wallet,
+                     RecordsPort& records, table::EngineFactory& engines,
+                     table::SeedSource& seeds, HostMetrics* metrics)
+    : options_(std::move(options)),
+      impl_(std::make_unique<Impl>(options_, clock, store, wallet, records, engines, seeds,
+                                   metrics)) {}
+
+TableHost::~TableHost() { Shutdown(); }
+
+absl::Status TableHost::Start() {
+  impl_->Heartbeat();
+  impl_->TakeBackOwn();
+  if (!options_.start_threads) {
+    impl_->PollAll();
+    return absl::OkStatus();
+  }
+  for (auto& w : impl_->workers) {
+    Impl::Worker* wp = w.get();
+    w->thread = std::thread([this, wp] { impl_->RunWorker(*wp); });
+  }
+  impl_->watcher = std::thread([this] { impl_->RunWatcher(); });
+  return absl::OkStatus();
+}
+
+void TableHost::Shutdown() {
+  if (impl_->shutting_down.exchange(true)) return;
+  {
+    absl::MutexLock lock(&impl_->watch_mu);
+    impl_->watch_stop = true;
+    impl_->watch_cv.Signal();
+  }
+  if (impl_->watcher.joinable()) impl_->watcher.join();
+  impl_->OnEveryWorker([this](Impl::Worker& w) {
+    std::vector<std::string> ids;
+    for (auto& [id, h] : w.tables) ids.push_back(id);
+    const int64_t now = impl_->NowMs();
+    for (const std::string& id : ids) {
+      Impl::Hosted* h = impl_->Find(w, id);
+      if (h == nullptr) continue;
+      if (impl_->Persist(w, *h, now) == Impl::Saved::kDropped) continue;
+      impl_->Drop(w, id,
+                  absl::UnavailableError("this instance is shutting down: reconnect"));
+    }
+  });
+  for (auto& w : impl_->workers) {
+    {
+      absl::MutexLock lock(&w->mu);
+      w->stop = true;
+      w->cv.Signal();
+    }
+    if (w->thread.joinable()) w->thread.join();
+  }
+  (void)impl_->store.Deregister(options_.instance_id);
+}
+
+void TableHost::CreateTable(const table::v1::CreateTableRequest& request, CreateDone done) {
+  if (absl::Status s = ValidateCreate(request); !s.ok()) {
+    done(s);
+    return;
+  }
+  if (impl_->shutting_down.load()) {
+    done(absl::UnavailableError("this instance is shutting down"));
+    return;
+  }
+  Impl::Worker& w = impl_->WorkerOf(request.table_id());
+  if (!impl_->Post(w, [this, &w, request, done] { impl_->OnCreate(w, request, done); })) {
+    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+}
+
+void TableHost::GetTable(std::string_view table_id, InfoDone done) {
+  if (!ValidId(table_id)) {
+    done(absl::InvalidArgumentError("table_id: must be 1..64 chars of [A-Za-z0-9_-]"));
+    return;
+  }
+  Impl::Worker& w = impl_->WorkerOf(table_id);
+  std::string id(table_id);
+  if (!impl_->Post(w, [this, &w, id, done] {
+        if (Impl::Hosted* h = impl_->Find(w, id)) {
+          done(impl_->Info(*h));
+          return;
+        }
+        done(impl_->InfoFromStore(id, nullptr));
+      })) {
+    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+}
+
+std::vector<table::v1::TableInfo> TableHost::ListTables() {
+  absl::Mutex mu;
+  std::vector<table::v1::TableInfo> out;
+  impl_->OnEveryWorker([this, &mu, &out](Impl::Worker& w) {
+    for (auto& [id, h] : w.tables) {
+      table::v1::TableInfo info = impl_->Info(*h);
+      absl::MutexLock lock(&mu);
+      out.push_back(std::move(info));
+    }
+  });
+  absl::MutexLock lock(&mu);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.table_id() < b.table_id(); });
+  return out;
+}
+
+void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view player,
+                               VoiceDone done) {
+  if (!ValidId(table_id) || !ValidId(player)) {
+    done(absl::InvalidArgumentError("table_id and player: 1..64 chars of [A-Za-z0-9_-]"));
+    return;
+  }
+  Impl::Worker& w = impl_->WorkerOf(table_id);
+  std::string id(table_id), p(player);
+  if (!impl_->Post(w, [this, &w, id, p, done] {
+        Impl::Hosted* h = impl_->Find(w, id);
+        if (h == nullptr) {
+          done(impl_->NotHere(id));
+          return;
+        }
+        table::v1::CheckVoiceLockResponse out;
+        const int seat = SeatOfPlayer(*h->table, p);
+        out.set_seat(seat);
+        out.set_round(h->table->round_no());
+        if (seat < 0) {
+          out.set_reason("not_seated");
+        } else if (h->table->recording_seat() != seat) {
+          out.set_reason("no_lock");
+        } else {
+          out.set_may_send(true);
+        }
+        done(out);
+      })) {
+    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+}
+
+uint64_t TableHost::Open(std::string_view player, const table::v1::OpenTable& open,
+                         std::shared_ptr<StreamSink> sink) {
+  const uint64_t id = impl_->next_stream_id.fetch_add(1);
+  if (!ValidId(open.table_id())) {
+    sink->Finish(absl::InvalidArgumentError("table_id: must be 1..64 chars of [A-Za-z0-9_-]"));
+    return id;
+  }
+  if (impl_->shutting_down.load()) {
+    sink->Finish(absl::UnavailableError("this instance is shutting down: reconnect"));
+    return id;
+  }
+  {
+    absl::MutexLock lock(&impl_->streams_mu);
+    impl_->stream_tables[id] = open.table_id();
+  }
+  Impl::Worker& w = impl_->WorkerOf(open.table_id());
+  std::string p(player);
+  if (!impl_->Post(w, [this, &w, id, p, open, sink] { impl_->OnOpen(w, id, p, open, sink); })) {
+    impl_->Forget(id);
+    sink->Finish(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+  return id;
+}
+
+void TableHost::Command(uint64_t stream_id, const table::v1::TableCommand& command) {
+  std::string table_id;
+  {
+    absl::MutexLock lock(&impl_->streams_mu);
+    auto it = impl_->stream_tables.find(stream_id);
+    if (it == impl_->stream_tables.end()) return;
+    table_id = it->second;
+  }
+  Impl::Worker& w = impl_->WorkerOf(table_id);
+  (void)impl_->Post(w, [this, &w, table_id, stream_id, command] {
+    impl_->OnCommand(w, table_id, stream_id, command);
+  });
+}
+
+void TableHost::StreamEnded(uint64_t stream_id) {
+  std::string table_id;
+  {
+    absl::MutexLock lock(&impl_->streams_mu);
+    auto it = impl_->stream_tables.find(stream_id);
+    if (it == impl_->stream_tables.end()) return;
+    table_id = it->second;
+  }
+  Impl::Worker& w = impl_->WorkerOf(table_id);
+  (void)impl_->Post(w, [this, &w, table_id, stream_id] {
+    impl_->OnStreamGone(w, table_id, stream_id);
+  });
+}
+
+void TableHost::Poll() { impl_->PollAll(); }
+void TableHost::WatchOnce() {
+  impl_->WatchOnce();
+  if (!options_.start_threads) impl_->PollAll();
+}
+
+HostStats TableHost::Stats() const {
+  absl::Mutex mu;
+  HostStats out;
+  impl_->OnEveryWorker([&mu, &out](Impl::Worker& w) {
+    HostStats mine;
+    for (auto& [id, h] : w.tables) {
+      ++mine.tables;
+      mine.streams += static_cast<int64_t>(h->streams.size());
+      mine.pending_effects += static_cast<int64_t>(h->pending.size());
+      for (int s = 0; s < 4; ++s) {
+        switch (h->table->seat(s).kind) {
+          case table::SeatKind::kEmpty:
+            ++mine.seats_empty;
+            break;
+          case table::SeatKind::kPerson:
+            ++mine.seats_people;
+            break;
+          case table::SeatKind::kBot:
+            ++mine.seats_bots;
+            break;
+        }
+      }
+    }
+    absl::MutexLock lock(&mu);
+    out.tables += mine.tables;
+    out.streams += mine.streams;
+    out.pending_effects += mine.pending_effects;
+    out.seats_people += mine.seats_people;
+    out.seats_bots += mine.seats_bots;
+    out.seats_empty += mine.seats_empty;
+  });
+  return out;
+}
+
+}  // namespace courtpiece::table_service
