@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# A throwaway local Redis server for development and tests (no persistence).
+# A local Redis server for development and tests, persistent like production: AOF on
+# (appendonly yes, appendfsync everysec; no RDB snapshots), files under --dir, so a restart
+# (stop, start) keeps the data. `rm -rf` the dir for a fresh server.
 #
 #   deploy/local/redis.sh start|stop|status|addr [--port P] [--dir D]
 #
 #   start   daemonized redis-server on 127.0.0.1:P; waits for PING. Idempotent.
-#   stop    SHUTDOWN NOSAVE, waits for the process to exit (idempotent).
+#   stop    SHUTDOWN NOSAVE (no RDB; the AOF is flushed and fsynced), waits for the process
+#           to exit (idempotent).
 #   status  exit 0 when it answers PING, 3 when not running.
 #   addr    print 127.0.0.1:P (the COURTPIECE_TEST_REDIS_ADDR form)
 #
 #   --port P  default 56379
-#   --dir D   default <repo>/.local/redis-<port>; holds redis.pid and redis.log
+#   --dir D   default <repo>/.local/redis-<port>; holds redis.pid, redis.log, appendonlydir/
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TIMEOUT_S=15
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -53,7 +56,7 @@ start() {
   fi
   mkdir -p "$DIR"
   redis-server --bind 127.0.0.1 --port "$PORT" --daemonize yes \
-    --save "" --appendonly no --dir "$DIR" \
+    --save "" --appendonly yes --appendfsync everysec --dir "$DIR" \
     --pidfile "$DIR/redis.pid" --logfile "$DIR/redis.log" >/dev/null
   local i
   for ((i = 0; i < TIMEOUT_S * 4; i++)); do

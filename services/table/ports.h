@@ -41,9 +41,8 @@ struct WalletReply {
 class WalletPort {
  public:
   virtual ~WalletPort() = default;
-  virtual void Transfer(const table::Transfer& transfer, std::string_view table_id,
-                        uint64_t round, absl::Time deadline,
-                        std::function<void(WalletReply)> done) = 0;
+  virtual void Transfer(const table::Transfer& transfer, std::string_view table_id, uint64_t round,
+                        absl::Time deadline, std::function<void(WalletReply)> done) = 0;
   // The player's balance (a join reads it); NotFound when the account was never opened.
   virtual void GetBalance(std::string_view player, absl::Time deadline,
                           std::function<void(absl::StatusOr<int64_t>)> done) = 0;
@@ -58,8 +57,8 @@ class RecordsPort {
                           std::function<void(absl::Status)> done) = 0;
   virtual void RecordRound(const lobby::v1::RecordRoundRequest& request, absl::Time deadline,
                            std::function<void(absl::Status)> done) = 0;
-  virtual void FileReport(const moderation::v1::FileReportRequest& request,
-                          absl::Time deadline, std::function<void(absl::Status)> done) = 0;
+  virtual void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
+                          std::function<void(absl::Status)> done) = 0;
 };
 
 }  // namespace courtpiece::table_service

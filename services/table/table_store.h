@@ -76,9 +76,8 @@ class TableStore {
 
   // Fenced write of the state, appending `new_events` to the table's event list and trimming
   // it to its last `events_max` elements.
-  virtual absl::Status Save(std::string_view table_id, const Owner& owner,
-                            std::string_view state, const std::vector<std::string>& new_events,
-                            int events_max) = 0;
+  virtual absl::Status Save(std::string_view table_id, const Owner& owner, std::string_view state,
+                            const std::vector<std::string>& new_events, int events_max) = 0;
   virtual absl::StatusOr<StoredTableBytes> Load(std::string_view table_id) = 0;
   // Fenced delete of every key of the table and its index entry.
   virtual absl::Status Remove(std::string_view table_id, const Owner& owner) = 0;
