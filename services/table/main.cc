@@ -1,0 +1,182 @@
+// courtpiece-table: wiring only. Reads the environment, connects Redis and the wallet, lobby
+// and moderation channels, builds store -> host -> gRPC service, serves until
+// SIGTERM/SIGINT, then hands its tables over (docs/table-service.md) and drains.
+//
+//   COURTPIECE_REDIS_ADDR                 Redis HOST:PORT (required)
+//   COURTPIECE_TABLE_ADDR                 gRPC listen HOST:PORT           (default 0.0.0.0:7002)
+//   COURTPIECE_TABLE_ADVERTISE_ADDR       what peers and gateways dial    (default
+//                                         127.0.0.1:<bound port>)
+//   COURTPIECE_TABLE_INSTANCE_ID          [A-Za-z0-9_.-], stable across restarts
+//                                         (default table-<advertised host>-<port>)
+//   COURTPIECE_TABLE_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9102)
+//   COURTPIECE_TABLE_WALLET_ADDR          wallet gRPC                     (default 127.0.0.1:7004)
+//   COURTPIECE_TABLE_LOBBY_ADDR           lobby gRPC (LobbyRecords)       (default 127.0.0.1:7001)
+//   COURTPIECE_TABLE_MODERATION_ADDR      moderation gRPC (ReportIntake)  (default 127.0.0.1:7005)
+//   COURTPIECE_TABLE_WORKERS              table worker threads            (default: cores)
+//   COURTPIECE_TABLE_TABLES_MAX           tables hosted at most           (default 20000)
+//   COURTPIECE_TABLE_HEARTBEAT_TTL        an instance silent this long is dead (default 3s)
+//   COURTPIECE_TABLE_RPC_TIMEOUT          per wallet/lobby/moderation call (default 2s)
+//   COURTPIECE_TABLE_REDIS_CONNECTIONS    Redis connections               (default workers + 2)
+//   COURTPIECE_LOG_LEVEL                  debug|info|warn|error           (default info)
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/config.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/log.h"
+#include "courtpiece/common/metrics.h"
+#include "courtpiece/common/shutdown_signal.h"
+#include "courtpiece/storage/redis_client.h"
+#include "courtpiece/table/rules_engine.h"
+#include "services/table/grpc_ports.h"
+#include "services/table/redis_table_store.h"
+#include "services/table/seed_source.h"
+#include "services/table/server.h"
+#include "services/table/table_host.h"
+
+namespace courtpiece::table_service {
+namespace {
+
+constexpr absl::Duration kDrain = absl::Seconds(10);
+constexpr absl::Duration kGaugeInterval = absl::Seconds(2);
+// Play messages are small (a command is tens of bytes); anything past this is refused.
+constexpr int kReceiveMessageBytesMax = 16 * 1024;
+
+struct Config {
+  std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
+  std::string wallet_addr, lobby_addr, moderation_addr;
+  int workers = 2, tables_max = 20'000, redis_connections = 0;
+  absl::Duration heartbeat_ttl, rpc_timeout;
+  common::LogLevel log_level = common::LogLevel::kInfo;
+};
+
+absl::StatusOr<Config> ReadConfig() {
+  common::EnvConfig env;
+  Config c;
+  c.redis_addr = env.RequiredString("COURTPIECE_REDIS_ADDR");
+  c.listen_address = env.ListenAddress("COURTPIECE_TABLE_ADDR", "0.0.0.0:7002");
+  c.advertise_address = env.String("COURTPIECE_TABLE_ADVERTISE_ADDR", "");
+  c.instance_id = env.String("COURTPIECE_TABLE_INSTANCE_ID", "");
+  c.metrics_address =
+      env.ListenAddress("COURTPIECE_TABLE_METRICS_ADDR", "127.0.0.1:9102", /*allow_off=*/true);
+  c.wallet_addr = env.String("COURTPIECE_TABLE_WALLET_ADDR", "127.0.0.1:7004");
+  c.lobby_addr = env.String("COURTPIECE_TABLE_LOBBY_ADDR", "127.0.0.1:7001");
+  c.moderation_addr = env.String("COURTPIECE_TABLE_MODERATION_ADDR", "127.0.0.1:7005");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  c.workers = static_cast<int>(env.Int("COURTPIECE_TABLE_WORKERS", cores, 1, 256));
+  c.tables_max = static_cast<int>(env.Int("COURTPIECE_TABLE_TABLES_MAX", 20'000, 1, 1'000'000));
+  c.heartbeat_ttl = env.Duration("COURTPIECE_TABLE_HEARTBEAT_TTL", absl::Seconds(3),
+                                 absl::Milliseconds(500), absl::Minutes(5));
+  c.rpc_timeout = env.Duration("COURTPIECE_TABLE_RPC_TIMEOUT", absl::Seconds(2),
+                               absl::Milliseconds(50), absl::Minutes(1));
+  c.redis_connections =
+      static_cast<int>(env.Int("COURTPIECE_TABLE_REDIS_CONNECTIONS", c.workers + 2, 1, 256));
+  c.log_level = common::ReadLogLevel(env);
+  if (absl::Status s = env.Finish(); !s.ok()) return s;
+  return c;
+}
+
+// "table-<host>-<port>" with every character outside [A-Za-z0-9_.-] made '-'.
+std::string DefaultInstanceId(const std::string& advertise) {
+  std::string id = "table-" + advertise;
+  for (char& ch : id) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-') {
+      ch = '-';
+    }
+  }
+  return id;
+}
+
+int Run() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  common::ShutdownSignal& signal = common::ShutdownSignal::Install();
+  absl::StatusOr<Config> config = ReadConfig();
+  common::Logger log("table", config.ok() ? config->log_level : common::LogLevel::kInfo);
+  if (!config.ok()) {
+    log.Error("bad configuration", {{"status", config.status()}});
+    return 2;
+  }
+  absl::StatusOr<storage::RedisOptions> redis = storage::ParseRedisAddr(config->redis_addr);
+  if (!redis.ok()) {
+    log.Error("bad configuration", {{"status", redis.status()}});
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
+      common::Metrics::Create({.service = "table", .listen_address = config->metrics_address});
+  if (!metrics.ok()) {
+    log.Error("metrics exposer failed", {{"status", metrics.status()}});
+    return 1;
+  }
+  TableMetrics table_metrics(**metrics);
+  RedisTableStore store({.redis = *redis, .connections = config->redis_connections});
+  GrpcWalletPort wallet(common::CreateGrpcChannel(config->wallet_addr, metrics->get()));
+  GrpcRecordsPort records(common::CreateGrpcChannel(config->lobby_addr, metrics->get()),
+                          common::CreateGrpcChannel(config->moderation_addr, metrics->get()));
+  table::RulesEngineFactory engines;
+  CsprngSeedSource seeds;
+
+  // The advertised address is what peers and gateways dial; with a fixed listen port it
+  // defaults to loopback at that port (local runs), port 0 needs it given explicitly.
+  const std::string& listen = config->listen_address;
+  const int port = std::stoi(listen.substr(listen.rfind(':') + 1));
+  if (port == 0 && config->advertise_address.empty()) {
+    log.Error("bad configuration", {{"status", "COURTPIECE_TABLE_ADDR with port 0 needs "
+                                               "COURTPIECE_TABLE_ADVERTISE_ADDR"}});
+    return 2;
+  }
+  HostOptions host_options;
+  host_options.instance_addr = config->advertise_address.empty()
+                                   ? absl::StrCat("127.0.0.1:", port)
+                                   : config->advertise_address;
+  host_options.instance_id = config->instance_id.empty()
+                                 ? DefaultInstanceId(host_options.instance_addr)
+                                 : config->instance_id;
+  host_options.workers = config->workers;
+  host_options.tables_max = config->tables_max;
+  host_options.heartbeat_ttl_ms = absl::ToInt64Milliseconds(config->heartbeat_ttl);
+  host_options.heartbeat_every_ms = std::max<int64_t>(100, host_options.heartbeat_ttl_ms / 6);
+  host_options.rpc_timeout_ms = absl::ToInt64Milliseconds(config->rpc_timeout);
+  std::unique_ptr<common::GrpcServer> server;
+  auto host = std::make_unique<TableHost>(host_options, RealClock::Instance(), store, wallet, records,
+                                     engines, seeds, &table_metrics);
+  auto service = std::make_unique<TableServiceImpl>(*host, &table_metrics);
+  absl::StatusOr<std::unique_ptr<common::GrpcServer>> started = common::GrpcServer::Start(
+      {.listen_address = config->listen_address,
+       .max_receive_message_bytes = kReceiveMessageBytesMax},
+      {service.get()}, **metrics);
+  if (!started.ok()) {
+    log.Error("gRPC server failed", {{"status", started.status()}});
+    return 1;
+  }
+  server = std::move(*started);
+  if (absl::Status s = host->Start(); !s.ok()) {
+    log.Error("host did not start", {{"status", s}});
+    return 1;
+  }
+  log.Info("serving", {{"grpc_address", config->listen_address},
+                       {"grpc_port", server->port()},
+                       {"advertise_address", host_options.instance_addr},
+                       {"instance_id", host_options.instance_id},
+                       {"metrics_address", config->metrics_address},
+                       {"metrics_port", (*metrics)->port()},
+                       {"workers", config->workers}});
+  std::optional<int> signo;
+  while (!(signo = signal.WaitFor(kGaugeInterval))) table_metrics.Refresh(host->Stats());
+  log.Info("shutting down", {{"signal", *signo}});
+  const absl::Time start = absl::Now();
+  host->Shutdown();  // tables saved and handed over; their streams told to reconnect
+  server->Shutdown(start + kDrain);
+  log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace courtpiece::table_service
+
+int main() { return courtpiece::table_service::Run(); }

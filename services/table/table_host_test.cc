@@ -1,0 +1,432 @@
+// The host on fakes (store, wallet, records), a fake clock and no threads: Poll() runs
+// every queued input and due timer, WatchOnce() one heartbeat/failover pass.
+#include "services/table/table_host.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "courtpiece/table/rules_engine.h"
+#include "courtpiece/table/v1/hosted_table.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/table/fake_ports.h"
+#include "services/table/fake_table_store.h"
+
+namespace courtpiece::table_service {
+namespace {
+
+namespace pb = ::courtpiece::table::v1;
+using ::testing::ElementsAre;
+
+// A stream as a client sees it.
+class TestSink final : public StreamSink {
+ public:
+  explicit TestSink(size_t capacity = 1 << 20) : capacity_(capacity) {}
+  bool Send(const pb::PlayResponse& m) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_.has_value()) return true;
+    if (messages_.size() - taken_ >= capacity_) return false;
+    messages_.push_back(m);
+    return true;
+  }
+  void Finish(const absl::Status& s) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!finished_.has_value()) finished_ = s;
+  }
+  // Messages not yet taken (a client reading them frees room).
+  std::vector<pb::PlayResponse> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<pb::PlayResponse> out(messages_.begin() + static_cast<long>(taken_),
+                                      messages_.end());
+    taken_ = messages_.size();
+    return out;
+  }
+  std::vector<pb::PlayResponse> All() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+  std::optional<absl::Status> finished() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return finished_;
+  }
+
+ private:
+  std::mutex mu_;
+  size_t capacity_;
+  size_t taken_ = 0;
+  std::vector<pb::PlayResponse> messages_;
+  std::optional<absl::Status> finished_;
+};
+
+std::vector<pb::TableEvent> EventsIn(const std::vector<pb::PlayResponse>& ms) {
+  std::vector<pb::TableEvent> out;
+  for (const auto& m : ms) {
+    if (m.has_event()) out.push_back(m.event());
+  }
+  return out;
+}
+std::vector<pb::CommandResult> ResultsIn(const std::vector<pb::PlayResponse>& ms) {
+  std::vector<pb::CommandResult> out;
+  for (const auto& m : ms) {
+    if (m.has_result()) out.push_back(m.result());
+  }
+  return out;
+}
+bool HasEvent(const std::vector<pb::PlayResponse>& ms, std::string_view type) {
+  for (const auto& e : EventsIn(ms)) {
+    if (e.type() == type) return true;
+  }
+  return false;
+}
+
+pb::CreateTableRequest Create(std::string id = "t1", std::string host = "host",
+                              int64_t bet = 100) {
+  pb::CreateTableRequest r;
+  r.set_table_id(std::move(id));
+  r.set_host_player(std::move(host));
+  r.set_bet_coins(bet);
+  r.set_turn_time_ms(5'000);
+  r.set_game_options(R"({"game":"classic","target":1})");
+  r.set_code("123456");
+  return r;
+}
+
+pb::TableCommand Cmd(uint64_t id, std::string type) {
+  pb::TableCommand c;
+  c.set_command_id(id);
+  c.set_type(std::move(type));
+  return c;
+}
+
+// One instance: a host with its own fakes' view of the shared store and wallet.
+struct Instance {
+  Instance(std::string id, FakeClock& clock, FakeTableStore& store, FakeWalletPort& wallet,
+           FakeRecordsPort& records)
+      : seeds("master", id) {
+    HostOptions o;
+    o.instance_id = id;
+    o.instance_addr = id + ":7002";
+    o.workers = 2;
+    o.start_threads = false;
+    o.events_max = 64;
+    host = std::make_unique<TableHost>(o, clock, store, wallet, records, engines, seeds);
+  }
+  table::RulesEngineFactory engines;
+  table::DeterministicSeedSource seeds;
+  std::unique_ptr<TableHost> host;
+};
+
+class HostTest : public ::testing::Test {
+ protected:
+  HostTest() : store(clock), wallet(clock), records(clock) {
+    for (const char* p : {"host", "a", "b", "c", "poor"}) {
+      wallet.SetBalance(std::string("player:") + p, std::string(p) == "poor" ? 150 : 1000);
+    }
+    wallet.SetBalance("house", 0);
+    a = std::make_unique<Instance>("inst-a", clock, store, wallet, records);
+    EXPECT_TRUE(a->host->Start().ok());
+  }
+
+  absl::StatusOr<pb::CreateTableResponse> CreateOn(TableHost& h, const pb::CreateTableRequest& r) {
+    std::optional<absl::StatusOr<pb::CreateTableResponse>> out;
+    h.CreateTable(r, [&out](absl::StatusOr<pb::CreateTableResponse> v) { out = std::move(v); });
+    h.Poll();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(absl::InternalError("no answer"));
+  }
+
+  struct Client {
+    std::shared_ptr<TestSink> sink;
+    uint64_t id = 0;
+  };
+  Client OpenOn(TableHost& h, std::string player, uint64_t last_seq = 0,
+                std::string table = "t1", size_t capacity = 1 << 20) {
+    Client c{std::make_shared<TestSink>(capacity), 0};
+    pb::OpenTable open;
+    open.set_table_id(std::move(table));
+    open.set_last_seq(last_seq);
+    c.id = h.Open(player, open, c.sink);
+    h.Poll();
+    return c;
+  }
+  // Sends a command and returns its result code.
+  int Do(TableHost& h, Client& c, pb::TableCommand cmd) {
+    const uint64_t id = cmd.command_id();
+    h.Command(c.id, cmd);
+    h.Poll();
+    for (const auto& r : ResultsIn(c.sink->All())) {
+      if (r.command_id() == id) return r.code();
+    }
+    return -1;
+  }
+  void Run(TableHost& h, int64_t ms, int64_t step_ms = 500) {
+    for (int64_t t = 0; t < ms; t += step_ms) {
+      clock.Advance(absl::Milliseconds(step_ms));
+      h.Poll();
+    }
+  }
+  int64_t Coins(const std::string& account) { return wallet.Balance(account).value_or(0); }
+
+  FakeClock clock{absl::FromUnixSeconds(1'800'000'000)};
+  FakeTableStore store;
+  FakeWalletPort wallet;
+  FakeRecordsPort records;
+  std::unique_ptr<Instance> a;
+};
+
+TEST_F(HostTest, CreateTableIsIdempotentByIdAndChecksItsInput) {
+  absl::StatusOr<pb::CreateTableResponse> first = CreateOn(*a->host, Create());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->created());
+  EXPECT_EQ(first->table().seats(0).player(), "host");
+  EXPECT_EQ(first->table().owner_instance(), "inst-a");
+  EXPECT_EQ(first->table().phase(), "waiting");
+  absl::StatusOr<pb::CreateTableResponse> again = CreateOn(*a->host, Create());
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created());
+  EXPECT_EQ(CreateOn(*a->host, Create("t1", "host", 200)).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  pb::CreateTableRequest bad_code = Create("t2");
+  bad_code.set_code("12a456");
+  EXPECT_EQ(CreateOn(*a->host, bad_code).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateOn(*a->host, Create("t3", "host", 24)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateOn(*a->host, Create("bad id")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(a->host->ListTables().size(), 1u);
+  EXPECT_EQ(store.GetOwner("t1")->instance, "inst-a");
+}
+
+TEST_F(HostTest, OpenAnswersNotFoundForAnUnknownTableAndSeatsTheHost) {
+  Client nobody = OpenOn(*a->host, "host", 0, "nope");
+  ASSERT_TRUE(nobody.sink->finished().has_value());
+  EXPECT_EQ(nobody.sink->finished()->code(), absl::StatusCode::kNotFound);
+
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client host = OpenOn(*a->host, "host");
+  std::vector<pb::PlayResponse> got = host.sink->Take();
+  ASSERT_FALSE(got.empty());
+  ASSERT_TRUE(got[0].has_opened());
+  EXPECT_EQ(got[0].opened().seat(), 0);
+  EXPECT_FALSE(got[0].opened().resumed());
+  EXPECT_TRUE(HasEvent(got, "table_phase"));  // a fresh view of the seat
+}
+
+TEST_F(HostTest, CommandsGetExactErrorsAndChangeNothing) {
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client stranger = OpenOn(*a->host, "a");
+  EXPECT_EQ(stranger.sink->Take()[0].opened().seat(), -1);
+  pb::TableCommand move = Cmd(1, "move");
+  move.set_move("play");
+  move.set_card("AS");
+  EXPECT_EQ(Do(*a->host, stranger, move), static_cast<int>(absl::StatusCode::kPermissionDenied));
+  EXPECT_EQ(Do(*a->host, stranger, Cmd(2, "fly")),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(Do(*a->host, stranger, Cmd(3, "disconnect")),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  pb::TableCommand bad_move = Cmd(4, "move");
+  bad_move.set_move("jump");
+  EXPECT_EQ(Do(*a->host, stranger, bad_move),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  Client poor = OpenOn(*a->host, "poor");
+  EXPECT_EQ(Do(*a->host, poor, Cmd(5, "join")),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));  // 150 < 2 x 100
+  EXPECT_EQ(Do(*a->host, stranger, Cmd(6, "join")), 0);
+  EXPECT_EQ(Do(*a->host, stranger, Cmd(7, "join")),
+            static_cast<int>(absl::StatusCode::kAlreadyExists));
+  absl::StatusOr<pb::CreateTableResponse> info = CreateOn(*a->host, Create());
+  EXPECT_EQ(info->table().seats(2).player(), "a");
+  EXPECT_EQ(info->table().seats(1).kind(), "empty");
+}
+
+// Four people, start now, nobody moves: the turn timer plays for them (bots after five
+// timeouts); the one-round game ends, the pot is paid out once, the records are sent.
+class FullGame : public HostTest {
+ protected:
+  void SeatEveryone(TableHost& h) {
+    ASSERT_TRUE(CreateOn(h, Create()).ok());
+    clients["host"] = OpenOn(h, "host");
+    uint64_t n = 100;
+    for (const char* p : {"a", "b", "c"}) {
+      clients[p] = OpenOn(h, p);
+      ASSERT_EQ(Do(h, clients[p], Cmd(++n, "join")), 0) << p;
+    }
+    ASSERT_EQ(Do(h, clients["host"], Cmd(++n, "start_now")), 0);
+  }
+  std::map<std::string, Client> clients;
+};
+
+TEST_F(FullGame, AGameByTimeoutsPaysThePotOnceAndRecordsIt) {
+  const int64_t total = wallet.TotalCoins();
+  SeatEveryone(*a->host);
+  Run(*a->host, 7'000);  // count-in, then the stake
+  EXPECT_TRUE(wallet.Applied("t1:1:stake:0"));
+  EXPECT_EQ(Coins("pot:t1:1"), 400);
+  EXPECT_EQ(Coins("player:a"), 900);
+  Run(*a->host, 20 * 60'000, 1'000);
+  absl::StatusOr<pb::CreateTableResponse> info = CreateOn(*a->host, Create());
+  EXPECT_EQ(info->table().round(), 1u);
+  EXPECT_EQ(Coins("pot:t1:1"), 0);
+  EXPECT_EQ(wallet.TotalCoins(), total);
+  EXPECT_TRUE(wallet.Applied("t1:1:payout"));
+  EXPECT_EQ(records.games().count("t1:game:1"), 1u);
+  EXPECT_EQ(records.rounds().count("t1:round:1"), 1u);
+  // Winners got 200 each (a 100 bet, pot 400 split), losers lost 100.
+  int64_t sum = 0;
+  for (const char* p : {"host", "a", "b", "c"}) sum += Coins(std::string("player:") + p);
+  EXPECT_EQ(sum, 4'000);
+  EXPECT_EQ(a->host->Stats().pending_effects, 0);
+  // Every seat's stream saw its own hand and nobody else's.
+  for (auto& [player, c] : clients) {
+    for (const pb::TableEvent& e : EventsIn(c.sink->All())) {
+      if (e.type() == "hand") EXPECT_EQ(e.cards_size() > 0, true) << player;
+    }
+  }
+}
+
+TEST_F(FullGame, AStakeWaitsForTheWalletAndMovesCoinsOnce) {
+  SeatEveryone(*a->host);
+  wallet.SetDown(true);
+  Run(*a->host, 7'000);
+  Run(*a->host, 3'000, 100);
+  EXPECT_FALSE(wallet.Applied("t1:1:stake:0"));
+  std::vector<pb::PlayResponse> got = clients["b"].sink->Take();
+  bool noticed = false;
+  for (const auto& m : got) noticed = noticed || (m.has_notice() && m.notice().type() ==
+                                                                        "wallet_unavailable");
+  EXPECT_TRUE(noticed);
+  EXPECT_EQ(CreateOn(*a->host, Create())->table().phase(), "staking");
+  wallet.SetDown(false);
+  Run(*a->host, 6'000, 100);
+  EXPECT_TRUE(wallet.Applied("t1:1:stake:0"));
+  EXPECT_EQ(Coins("pot:t1:1"), 400);
+  EXPECT_EQ(CreateOn(*a->host, Create())->table().phase(), "playing");
+}
+
+TEST_F(FullGame, NothingIsPublishedBeforeItIsSaved) {
+  SeatEveryone(*a->host);
+  clients["a"].sink->Take();
+  store.FailNext(1);
+  pb::TableCommand vote = Cmd(500, "end_early");  // any state-changing command
+  a->host->Command(clients["a"].id, vote);
+  a->host->Poll();
+  std::vector<pb::PlayResponse> held = clients["a"].sink->Take();
+  EXPECT_TRUE(ResultsIn(held).empty());  // the save failed: nothing out yet
+  Run(*a->host, 1'000, 100);
+  std::vector<pb::PlayResponse> later = clients["a"].sink->Take();
+  ASSERT_EQ(ResultsIn(later).size(), 1u);
+  EXPECT_EQ(ResultsIn(later)[0].command_id(), 500u);
+}
+
+TEST_F(FullGame, ResumeBySeqGivesTheMissedEventsOnlyOrAFreshView) {
+  SeatEveryone(*a->host);
+  Run(*a->host, 7'000);
+  std::vector<pb::TableEvent> seen = EventsIn(clients["b"].sink->Take());
+  ASSERT_FALSE(seen.empty());
+  const uint64_t last = seen.back().seq();
+  // b's connection drops; the table plays on; b comes back with its last seq.
+  a->host->StreamEnded(clients["b"].id);
+  a->host->Poll();
+  Run(*a->host, 6'000);
+  Client again = OpenOn(*a->host, "b", last);
+  std::vector<pb::PlayResponse> got = again.sink->Take();
+  ASSERT_TRUE(got[0].has_opened());
+  EXPECT_TRUE(got[0].opened().resumed());
+  uint64_t prev = last;
+  for (const pb::TableEvent& e : EventsIn(got)) {
+    EXPECT_GT(e.seq(), prev) << "each missed event once, in order";
+    prev = e.seq();
+  }
+  // Too old (seq 1 is long trimmed from the 64 kept): a fresh view instead.
+  Client old = OpenOn(*a->host, "c", 1);
+  std::vector<pb::PlayResponse> view = old.sink->Take();
+  EXPECT_FALSE(view[0].opened().resumed());
+  EXPECT_TRUE(HasEvent(view, "hand"));
+  EXPECT_TRUE(clients["c"].sink->finished().has_value());  // the older stream was replaced
+  EXPECT_EQ(clients["c"].sink->finished()->code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(FullGame, AClientThatDoesNotReadIsCutAndCountsAsAway) {
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client slow = OpenOn(*a->host, "a", 0, "t1", /*capacity=*/8);
+  ASSERT_EQ(Do(*a->host, slow, Cmd(1, "join")), 0);
+  Client host = OpenOn(*a->host, "host");
+  for (int i = 0; i < 5 && !slow.sink->finished().has_value(); ++i) {
+    (void)Do(*a->host, host, Cmd(10 + i, "start_now"));
+    Run(*a->host, 1'000);
+  }
+  ASSERT_TRUE(slow.sink->finished().has_value());
+  EXPECT_EQ(slow.sink->finished()->code(), absl::StatusCode::kResourceExhausted);
+  a->host->Poll();
+  absl::StatusOr<pb::CreateTableResponse> info = CreateOn(*a->host, Create());
+  EXPECT_FALSE(info->table().seats(2).connected());
+}
+
+TEST_F(FullGame, AnotherInstanceTakesTheTableOverWhenTheOwnerStopsHeartbeating) {
+  Instance b("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b.host->Start().ok());
+  a->host->WatchOnce();
+  b.host->WatchOnce();
+  SeatEveryone(*a->host);
+  Run(*a->host, 7'000);
+  ASSERT_EQ(Coins("pot:t1:1"), 400);
+  std::vector<pb::TableEvent> seen = EventsIn(clients["a"].sink->Take());
+  const uint64_t last = seen.back().seq();
+  // inst-a stalls (no heartbeat, no inputs); past the TTL inst-b claims its table.
+  clock.Advance(absl::Seconds(4));
+  b.host->WatchOnce();
+  EXPECT_EQ(store.GetOwner("t1")->instance, "inst-b");
+  EXPECT_EQ(store.GetOwner("t1")->epoch, 2);
+  ASSERT_EQ(b.host->ListTables().size(), 1u);
+  // The client goes to the new owner and resumes by seq.
+  Client moved = OpenOn(*b.host, "a", last);
+  std::vector<pb::PlayResponse> got = moved.sink->Take();
+  ASSERT_TRUE(got[0].has_opened());
+  EXPECT_EQ(got[0].opened().table().owner_instance(), "inst-b");
+  // The stalled owner wakes up: its next save is fenced, it drops the table.
+  a->host->Command(clients["host"].id, Cmd(900, "end_early"));
+  a->host->Poll();
+  ASSERT_TRUE(clients["host"].sink->finished().has_value());
+  EXPECT_EQ(clients["host"].sink->finished()->code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(a->host->ListTables().empty());
+  // The game finishes on inst-b; the pot is paid out once.
+  for (const char* p : {"host", "b", "c"}) clients[p] = OpenOn(*b.host, p);
+  Run(*b.host, 20 * 60'000, 1'000);
+  EXPECT_EQ(Coins("pot:t1:1"), 0);
+  EXPECT_TRUE(wallet.Applied("t1:1:payout"));
+  int payouts = 0;
+  for (const FakeTransferCall& call : wallet.calls()) {
+    payouts += call.transfer.key == "t1:1:payout" && call.code == absl::StatusCode::kOk;
+  }
+  EXPECT_GE(payouts, 1);
+  EXPECT_EQ(wallet.applied_count(), 2);  // the stake and the payout, each once
+}
+
+TEST_F(FullGame, TheTableIsRemovedWhenEveryoneHasLeft) {
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client host = OpenOn(*a->host, "host");
+  EXPECT_EQ(Do(*a->host, host, Cmd(1, "leave")), 0);
+  a->host->Poll();
+  EXPECT_TRUE(a->host->ListTables().empty());
+  EXPECT_EQ(store.GetOwner("t1").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(PickOwner, IsStableAndSpreadsTables) {
+  std::vector<InstanceInfo> three = {{"a", "x"}, {"b", "y"}, {"c", "z"}};
+  std::map<std::string, int> count;
+  for (int i = 0; i < 300; ++i) {
+    const std::string t = "t" + std::to_string(i);
+    const std::string owner = PickOwner(t, three);
+    EXPECT_EQ(owner, PickOwner(t, {three[2], three[0], three[1]}));
+    ++count[owner];
+  }
+  EXPECT_EQ(count.size(), 3u);
+  for (auto& [o, n] : count) EXPECT_GT(n, 50) << o;
+  EXPECT_EQ(PickOwner("t", {}), "");
+}
+
+}  // namespace
+}  // namespace courtpiece::table_service
