@@ -1,0 +1,279 @@
+#include "services/table/fake_ports.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace courtpiece::table_service {
+namespace {
+
+constexpr std::string_view kPlayerPrefix = "player:";
+constexpr size_t kLegsMax = 16;
+
+std::string Fingerprint(const table::Transfer& transfer, std::string_view table_id,
+                        uint64_t round) {
+  std::vector<std::string> legs;
+  for (const table::TransferLeg& leg : transfer.legs) {
+    legs.push_back(absl::StrCat(leg.account, "=", leg.amount_coins));
+  }
+  std::sort(legs.begin(), legs.end());
+  return absl::StrCat(std::string(table_id), "|", round, "|",
+                      std::string(table::TransferStepName(transfer.step)), "|",
+                      absl::StrJoin(legs, ","));
+}
+
+}  // namespace
+
+WalletReply FakeWalletPort::Decide(const table::Transfer& transfer, std::string_view table_id,
+                                   uint64_t round, absl::Time deadline) {
+  if (down_) return {absl::UnavailableError("fake wallet is down"), {}};
+  if (clock_.Now() >= deadline) return {absl::DeadlineExceededError("deadline passed"), {}};
+  if (transfer.key.empty()) return {absl::InvalidArgumentError("no idempotency key"), {}};
+  if (transfer.legs.size() < 2 || transfer.legs.size() > kLegsMax) {
+    return {absl::InvalidArgumentError(absl::StrCat("2..16 legs, not ", transfer.legs.size())), {}};
+  }
+  int64_t sum = 0;
+  std::set<std::string> accounts;
+  for (const table::TransferLeg& leg : transfer.legs) {
+    if (leg.amount_coins == 0) return {absl::InvalidArgumentError("a leg of 0 coins"), {}};
+    if (!accounts.insert(leg.account).second) {
+      return {absl::InvalidArgumentError(absl::StrCat(leg.account, " twice")), {}};
+    }
+    sum += leg.amount_coins;
+  }
+  if (sum != 0) return {absl::InvalidArgumentError("debits != credits"), {}};
+  const std::string fingerprint = Fingerprint(transfer, table_id, round);
+  if (auto it = applied_.find(transfer.key); it != applied_.end()) {
+    if (it->second != fingerprint) {
+      return {absl::AlreadyExistsError(
+                  absl::StrCat("key ", transfer.key, " was used for a different request")),
+              {}};
+    }
+    return {absl::OkStatus(), {}};  // a replay: nothing moves
+  }
+  std::vector<std::string> short_players;
+  bool refused = false;  // a non-player account cannot pay or is missing
+  for (const table::TransferLeg& leg : transfer.legs) {
+    auto it = balances_.find(leg.account);
+    const bool player = leg.account.starts_with(kPlayerPrefix);
+    if (leg.amount_coins < 0 && player) {
+      const int64_t need = std::max(transfer.min_balance_coins, -leg.amount_coins);
+      if (it == balances_.end() || it->second < need) {
+        short_players.push_back(leg.account.substr(kPlayerPrefix.size()));
+      }
+    } else if (leg.amount_coins < 0 && leg.account != "house") {
+      refused = refused || it == balances_.end() || it->second < -leg.amount_coins;
+    } else if (leg.amount_coins > 0 && player) {
+      refused = refused || it == balances_.end();
+    }
+  }
+  if (!short_players.empty() || refused) {
+    return {absl::FailedPreconditionError(absl::StrCat("transfer ", transfer.key,
+                                                       " refused; cannot pay: [",
+                                                       absl::StrJoin(short_players, ", "), "]")),
+            short_players};
+  }
+  for (const table::TransferLeg& leg : transfer.legs) balances_[leg.account] += leg.amount_coins;
+  applied_[transfer.key] = fingerprint;
+  return {absl::OkStatus(), {}};
+}
+
+void FakeWalletPort::Reply(std::function<void()> reply) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (manual_) {
+      queued_.push_back(std::move(reply));
+      return;
+    }
+  }
+  reply();
+}
+
+void FakeWalletPort::Transfer(const table::Transfer& transfer, std::string_view table_id,
+                              uint64_t round, absl::Time deadline,
+                              std::function<void(WalletReply)> done) {
+  WalletReply reply;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reply = Decide(transfer, table_id, round, deadline);
+    if (!down_ && lose_replies_ > 0) {
+      --lose_replies_;
+      reply = {absl::UnavailableError("fake wallet: the reply was lost"), {}};
+    }
+    calls_.push_back({.transfer = transfer,
+                      .table_id = std::string(table_id),
+                      .round = round,
+                      .code = reply.status.code()});
+  }
+  Reply([done = std::move(done), reply = std::move(reply)]() mutable { done(std::move(reply)); });
+}
+
+void FakeWalletPort::GetBalance(std::string_view player, absl::Time deadline,
+                                std::function<void(absl::StatusOr<int64_t>)> done) {
+  absl::StatusOr<int64_t> result;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string account = std::string(kPlayerPrefix) + std::string(player);
+    auto it = balances_.find(account);
+    if (down_) {
+      result = absl::UnavailableError("fake wallet is down");
+    } else if (clock_.Now() >= deadline) {
+      result = absl::DeadlineExceededError("deadline passed");
+    } else if (it == balances_.end()) {
+      result = absl::NotFoundError(absl::StrCat("no account ", account));
+    } else {
+      result = it->second;
+    }
+  }
+  Reply(
+      [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+}
+
+void FakeWalletPort::SetBalance(const std::string& account, int64_t balance_coins) {
+  std::lock_guard<std::mutex> lock(mu_);
+  balances_[account] = balance_coins;
+}
+
+std::optional<int64_t> FakeWalletPort::Balance(const std::string& account) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = balances_.find(account);
+  if (it == balances_.end()) return std::nullopt;
+  return it->second;
+}
+
+int64_t FakeWalletPort::TotalCoins() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t total = 0;
+  for (const auto& [account, balance] : balances_) total += balance;
+  return total;
+}
+
+bool FakeWalletPort::Applied(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return applied_.contains(key);
+}
+
+int FakeWalletPort::applied_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(applied_.size());
+}
+
+std::vector<FakeTransferCall> FakeWalletPort::calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_;
+}
+
+void FakeWalletPort::SetDown(bool down) {
+  std::lock_guard<std::mutex> lock(mu_);
+  down_ = down;
+}
+
+void FakeWalletPort::LoseNextReplies(int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lose_replies_ = count;
+}
+
+void FakeWalletPort::SetManual(bool manual) {
+  std::lock_guard<std::mutex> lock(mu_);
+  manual_ = manual;
+}
+
+int FakeWalletPort::ReleaseReplies(int count) {
+  int released = 0;
+  while (released < count) {
+    std::function<void()> reply;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queued_.empty()) break;
+      reply = std::move(queued_.front());
+      queued_.pop_front();
+    }
+    reply();
+    ++released;
+  }
+  return released;
+}
+
+int FakeWalletPort::queued_replies() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queued_.size());
+}
+
+// --- records ---
+
+template <typename Request>
+void FakeRecordsPort::Record(std::map<std::string, Request>& records, const Request& request,
+                             absl::Time deadline, std::function<void(absl::Status)> done) {
+  absl::Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (down_) {
+      status = absl::UnavailableError("fake receiver is down");
+    } else if (clock_.Now() >= deadline) {
+      status = absl::DeadlineExceededError("deadline passed");
+    } else if (request.key().empty()) {
+      status = absl::InvalidArgumentError("record without a key");
+    } else {
+      records.try_emplace(request.key(), request);  // a replay keeps the first
+      ++received_[request.key()];
+      if (lose_replies_ > 0) {
+        --lose_replies_;
+        status = absl::UnavailableError("fake receiver: the reply was lost");
+      }
+    }
+  }
+  done(status);
+}
+
+void FakeRecordsPort::RecordGame(const lobby::v1::RecordGameRequest& request, absl::Time deadline,
+                                 std::function<void(absl::Status)> done) {
+  Record(games_, request, deadline, std::move(done));
+}
+void FakeRecordsPort::RecordQuit(const lobby::v1::RecordQuitRequest& request, absl::Time deadline,
+                                 std::function<void(absl::Status)> done) {
+  Record(quits_, request, deadline, std::move(done));
+}
+void FakeRecordsPort::RecordRound(const lobby::v1::RecordRoundRequest& request, absl::Time deadline,
+                                  std::function<void(absl::Status)> done) {
+  Record(rounds_, request, deadline, std::move(done));
+}
+void FakeRecordsPort::FileReport(const moderation::v1::FileReportRequest& request,
+                                 absl::Time deadline, std::function<void(absl::Status)> done) {
+  Record(reports_, request, deadline, std::move(done));
+}
+
+std::map<std::string, lobby::v1::RecordGameRequest> FakeRecordsPort::games() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return games_;
+}
+std::map<std::string, lobby::v1::RecordQuitRequest> FakeRecordsPort::quits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return quits_;
+}
+std::map<std::string, lobby::v1::RecordRoundRequest> FakeRecordsPort::rounds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rounds_;
+}
+std::map<std::string, moderation::v1::FileReportRequest> FakeRecordsPort::reports() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reports_;
+}
+int FakeRecordsPort::received(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = received_.find(key);
+  return it == received_.end() ? 0 : it->second;
+}
+
+void FakeRecordsPort::SetDown(bool down) {
+  std::lock_guard<std::mutex> lock(mu_);
+  down_ = down;
+}
+void FakeRecordsPort::LoseNextReplies(int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lose_replies_ = count;
+}
+
+}  // namespace courtpiece::table_service
