@@ -242,7 +242,7 @@ absl::StatusOr<Owner> RedisTableStore::Create(std::string_view table_id, std::st
   const std::string t(table_id);
   // Indexes first: a crash after them leaves names without a table, never a table unnamed.
   RETURN_IF_ERROR(redis.Command({"SADD", TablesKey(), t}).status());
-  RETURN_IF_ERROR(redis.Command({"SADD", InstanceTablesKey(instance), t}).status());
+  ASSIGN_OR_RETURN(RedisReply added, redis.Command({"SADD", InstanceTablesKey(instance), t}));
   ASSIGN_OR_RETURN(RedisReply reply,
                    redis.Eval(CreateScript(), {OwnerKey(t), StateKey(t), EventsKey(t)},
                               {std::string(instance), std::string(state)}));
@@ -250,8 +250,8 @@ absl::StatusOr<Owner> RedisTableStore::Create(std::string_view table_id, std::st
   if (outcome == "ok") return Owner{std::string(instance), 1};
   if (outcome == "exists") {
     ASSIGN_OR_RETURN(Owner now, OwnerAt("create", reply, 1));
-    if (now.instance != instance) {
-      (void)redis.Command({"SREM", InstanceTablesKey(instance), t});  // best effort
+    if (now.instance != instance && added == RedisReply::Integer(1)) {  // only our own SADD
+      (void)redis.Command({"SREM", InstanceTablesKey(instance), t});    // best effort
     }
     return absl::AlreadyExistsError(absl::StrCat("table ", ToAbsl(table_id), " exists (owner ",
                                                  now.instance, " at epoch ", now.epoch, ")"));
@@ -280,7 +280,13 @@ absl::StatusOr<Owner> RedisTableStore::Claim(std::string_view table_id, std::str
   }
   storage::RedisClient& redis = Client();
   const std::string t(table_id);
-  RETURN_IF_ERROR(redis.Command({"SADD", InstanceTablesKey(instance), t}).status());
+  ASSIGN_OR_RETURN(RedisReply added, redis.Command({"SADD", InstanceTablesKey(instance), t}));
+  // Undoes our SADD after a failed claim, only when it was ours (best effort).
+  auto undo = [&] {
+    if (added == RedisReply::Integer(1)) {
+      (void)redis.Command({"SREM", InstanceTablesKey(instance), t});
+    }
+  };
   ASSIGN_OR_RETURN(RedisReply reply,
                    redis.Eval(ClaimScript(), {OwnerKey(t)},
                               {std::string(instance), absl::StrCat(expected_epoch)}));
@@ -294,14 +300,12 @@ absl::StatusOr<Owner> RedisTableStore::Claim(std::string_view table_id, std::str
     return Owner{std::string(instance), previous.epoch};
   }
   if (outcome == "missing") {
-    (void)redis.Command({"SREM", InstanceTablesKey(instance), t});  // best effort
+    undo();
     return UnknownTable(table_id);
   }
   if (outcome == "lost") {
     ASSIGN_OR_RETURN(Owner now, OwnerAt("claim", reply, 1));
-    if (now.instance != instance) {
-      (void)redis.Command({"SREM", InstanceTablesKey(instance), t});  // best effort
-    }
+    if (now.instance != instance) undo();
     return absl::AbortedError(absl::StrCat("claim lost: table ", ToAbsl(table_id), " is at epoch ",
                                            now.epoch, " (owner ", now.instance, "), not ",
                                            expected_epoch));

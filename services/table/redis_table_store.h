@@ -16,7 +16,12 @@
 //    a table is added to an index BEFORE the script that makes it true and removed AFTER.
 //    A crash in between leaves an index that names too much, never too little; readers
 //    check GetOwner (the truth). Failures of the after-script index clean-up are ignored
-//    (the call's outcome is the script's).
+//    (the call's outcome is the script's). A caller's own index entry is undone after a
+//    lost Claim or an AlreadyExists only when this call added it. Known gap: a removal
+//    racing a claim of the same table by the instance it is removed from (a former owner
+//    re-claiming the table at the very moment it is claimed away) can leave that owner's
+//    index without the table; the host never claims a table it just lost, and GetOwner
+//    and AllTables still name it.
 //  - Bad input (ids, epochs, events_max, ttl) -> InvalidArgument before any I/O.
 //  - Every call is a few commands (at most four), each bounded by the client's
 //    command_timeout_ms plus its reconnect attempts (storage::RedisOptions). I/O failure ->

@@ -155,6 +155,21 @@ TEST(RedisTableStore, KeysOfOneTableShareOneHashSlot) {
   EXPECT_NE(Slot(store.OwnerKey("t-1.x_y")), Slot(store.OwnerKey("t2")));  // really hashed
 }
 
+TEST(RedisTableStore, ALostClaimUndoesOnlyTheIndexEntryItAdded) {
+  absl::StatusOr<std::unique_ptr<storage::TestRedis>> redis = storage::TestRedis::Create();
+  ASSERT_TRUE(redis.ok()) << redis.status();
+  RedisTableStore store({.redis = (*redis)->options(), .key_prefix = (*redis)->prefix()});
+  ASSERT_TRUE(store.Create("t1", "a", "s").ok());
+  EXPECT_EQ(store.Claim("t1", "c", 7).status().code(), C::kAborted);
+  EXPECT_THAT(*store.TablesOf("c"), ::testing::IsEmpty());  // its own entry undone
+  // An entry c already had (another call of c's, in flight before its script) stays.
+  ASSERT_TRUE((*redis)->client().Command({"SADD", store.InstanceTablesKey("c"), "t1"}).ok());
+  EXPECT_EQ(store.Claim("t1", "c", 7).status().code(), C::kAborted);
+  EXPECT_EQ(store.Create("t1", "c", "s").status().code(), C::kAlreadyExists);
+  EXPECT_THAT(*store.TablesOf("c"), ElementsAre("t1"));
+  EXPECT_EQ(*store.GetOwner("t1"), (Owner{"a", 1}));
+}
+
 TEST(RedisTableStore, BadInputIsRefusedBeforeAnyIo) {
   storage::RedisOptions nowhere;
   nowhere.port = 1;  // nothing listens: any I/O would be Unavailable

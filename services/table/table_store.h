@@ -11,8 +11,13 @@
 //  - Claim is a compare-and-set on the epoch: it succeeds only when the record still holds
 //    `expected_epoch`, and then sets {instance, expected_epoch + 1}.
 //  - Errors: Unavailable / DeadlineExceeded when the store is unreachable (the write may or
-//    may not have happened; retry), NotFound for an unknown table, FailedPrecondition for a
-//    fence, Aborted for a lost Claim race, AlreadyExists from Create.
+//    may not have happened; retry), NotFound for an unknown table (also from Save, Claim and
+//    Remove), FailedPrecondition for a fence, Aborted for a lost Claim race, AlreadyExists
+//    from Create. A Claim retried after Unavailable may be Aborted by its own first try:
+//    GetOwner tells. InvalidArgument, changing nothing, for a bad id (1..64 chars of
+//    [A-Za-z0-9_.-]), an epoch < 1, events_max < 0, ttl_ms < 1 or an empty addr.
+//  - The indexes (TablesOf, AllTables) may name too much (a table claimed away or removed
+//    a moment ago), never too little; the owner record is the truth.
 //  - State and events are opaque bytes (hosted_table.proto, serialised by the caller).
 // Thread-safety: implementations are thread-safe.
 #ifndef COURTPIECE_SERVICES_TABLE_TABLE_STORE_H_
