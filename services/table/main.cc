@@ -17,6 +17,11 @@
 //   COURTPIECE_TABLE_HEARTBEAT_TTL        an instance silent this long is dead (default 3s)
 //   COURTPIECE_TABLE_RPC_TIMEOUT          per wallet/lobby/moderation call (default 2s)
 //   COURTPIECE_TABLE_REDIS_CONNECTIONS    Redis connections               (default workers + 2)
+//   COURTPIECE_TABLE_STREAM_QUEUE_MAX     messages queued per Play stream (default 512)
+//   COURTPIECE_TABLE_COMMANDS_PER_SECOND  sustained commands per stream   (default 20)
+//   COURTPIECE_TABLE_COMMANDS_BURST       command bucket per stream       (default 40)
+//   COURTPIECE_TABLE_ADOPT_GRACE          after a takeover, how long people have to come
+//                                         back before they count as disconnected (default 15s)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error           (default info)
 #include <unistd.h>
 
@@ -52,7 +57,8 @@ struct Config {
   std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
   std::string wallet_addr, lobby_addr, moderation_addr;
   int workers = 2, tables_max = 20'000, redis_connections = 0;
-  absl::Duration heartbeat_ttl, rpc_timeout;
+  absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace;
+  StreamLimits limits;
   common::LogLevel log_level = common::LogLevel::kInfo;
 };
 
@@ -77,6 +83,14 @@ absl::StatusOr<Config> ReadConfig() {
                                absl::Milliseconds(50), absl::Minutes(1));
   c.redis_connections =
       static_cast<int>(env.Int("COURTPIECE_TABLE_REDIS_CONNECTIONS", c.workers + 2, 1, 256));
+  c.limits.queue_max =
+      static_cast<int>(env.Int("COURTPIECE_TABLE_STREAM_QUEUE_MAX", 512, 16, 1'000'000));
+  c.limits.commands_per_second =
+      static_cast<double>(env.Int("COURTPIECE_TABLE_COMMANDS_PER_SECOND", 20, 1, 100'000));
+  c.limits.commands_burst =
+      static_cast<double>(env.Int("COURTPIECE_TABLE_COMMANDS_BURST", 40, 1, 100'000));
+  c.adopt_grace = env.Duration("COURTPIECE_TABLE_ADOPT_GRACE", absl::Seconds(15),
+                               absl::Milliseconds(0), absl::Minutes(10));
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
   return c;
@@ -142,10 +156,11 @@ int Run() {
   host_options.heartbeat_ttl_ms = absl::ToInt64Milliseconds(config->heartbeat_ttl);
   host_options.heartbeat_every_ms = std::max<int64_t>(100, host_options.heartbeat_ttl_ms / 6);
   host_options.rpc_timeout_ms = absl::ToInt64Milliseconds(config->rpc_timeout);
+  host_options.adopt_grace_ms = absl::ToInt64Milliseconds(config->adopt_grace);
   std::unique_ptr<common::GrpcServer> server;
   auto host = std::make_unique<TableHost>(host_options, RealClock::Instance(), store, wallet, records,
                                      engines, seeds, &table_metrics);
-  auto service = std::make_unique<TableServiceImpl>(*host, &table_metrics);
+  auto service = std::make_unique<TableServiceImpl>(*host, &table_metrics, config->limits);
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> started = common::GrpcServer::Start(
       {.listen_address = config->listen_address,
        .max_receive_message_bytes = kReceiveMessageBytesMax},
