@@ -393,5 +393,41 @@ TEST_F(GrpcRecordsPortTest, PastTheBoundRecordsAreRefusedAtOnce) {
   EXPECT_EQ(receivers_->received("t1:game:1"), 1);
 }
 
+TEST(FakeReceiversTest, EveryAnsweredCallIsOneJsonLine) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  auto receivers = testing::FakeReceivers::Start("127.0.0.1:0", [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  });
+  ASSERT_TRUE(receivers.ok()) << receivers.status();
+  auto channel = grpc::CreateChannel((*receivers)->address(), grpc::InsecureChannelCredentials());
+  GrpcRecordsPort port(channel, channel);
+  moderation::v1::FileReportRequest report;
+  report.set_key("t1:report:n1:ben");
+  report.set_round(3);
+  (*receivers)->RefuseNext(1);
+  for (int i = 0; i < 3; ++i) {
+    auto promise = std::make_shared<std::promise<absl::Status>>();
+    std::future<absl::Status> future = promise->get_future();
+    port.FileReport(report, absl::Now() + absl::Seconds(10),
+                    [promise](absl::Status s) { promise->set_value(s); });
+    const absl::Status status = Await(future);
+    EXPECT_EQ(status.code(), i == 0 ? absl::StatusCode::kUnavailable : absl::StatusCode::kOk);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(
+      lines,
+      ElementsAre("{\"kind\":\"file_report\",\"key\":\"t1:report:n1:ben\",\"replayed\":false,"
+                  "\"code\":\"UNAVAILABLE\",\"request\":{\"key\":\"t1:report:n1:ben\","
+                  "\"round\":\"3\"}}",
+                  "{\"kind\":\"file_report\",\"key\":\"t1:report:n1:ben\",\"replayed\":false,"
+                  "\"code\":\"OK\",\"request\":{\"key\":\"t1:report:n1:ben\","
+                  "\"round\":\"3\"}}",
+                  "{\"kind\":\"file_report\",\"key\":\"t1:report:n1:ben\",\"replayed\":true,"
+                  "\"code\":\"OK\",\"request\":{\"key\":\"t1:report:n1:ben\","
+                  "\"round\":\"3\"}}"));
+}
+
 }  // namespace
 }  // namespace courtpiece::table_service
