@@ -2,7 +2,8 @@
 # Checks docker-compose.yml without a Docker engine:
 #  1. `docker-compose config` accepts it;
 #  2. every service that has a main.cc under services/ has a compose service of that name;
-#  3. the validator really validates: a copy with an unknown key is refused.
+#  3. no service sets a retired variable;
+#  4. the validator really validates: a copy with an unknown key is refused.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 compose="$root/docker-compose.yml"
@@ -15,6 +16,11 @@ for main in "$root"/services/*/main.cc; do
   name=$(basename "$(dirname "$main")")
   grep -qx "$name" <<<"$defined" || fail "service '$name' has no entry in docker-compose.yml"
 done
+
+# A retired variable makes its service exit 2 at start (EnvConfig::Retired).
+if grep -n "COURTPIECE_WALLET_METRICS_PORT" "$compose"; then
+  fail "docker-compose.yml sets a retired variable"
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

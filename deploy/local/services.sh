@@ -13,17 +13,30 @@ SERVICES=(
   "gateway 50051 9103"
 )
 
+# Until the lobby and moderation services exist, the table sends its records (games,
+# quits, rounds, reports) to courtpiece-fake-receivers on this port, which acknowledges
+# them and logs each as a JSON line (.local/dev/log/records-standin.log).
+RECORDS_STANDIN_PORT=50056
+
 # Fills ENV_VARS for one service.
 service_env() {
   local name=$1 grpc_port=$2 metrics_port=$3 upper
   upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
-  local metrics_var="COURTPIECE_${upper}_METRICS_PORT=$metrics_port"
-  # The wallet takes a metrics HOST:PORT (COURTPIECE_WALLET_METRICS_PORT is retired).
-  [[ $name == wallet ]] && metrics_var="COURTPIECE_WALLET_METRICS_ADDR=127.0.0.1:$metrics_port"
   ENV_VARS=(
     "COURTPIECE_${upper}_ADDR=127.0.0.1:$grpc_port"
-    "$metrics_var"
+    "COURTPIECE_${upper}_METRICS_ADDR=127.0.0.1:$metrics_port"
     "COURTPIECE_PG_URL=$DB_URL"
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )
+  if [[ $name == table ]]; then
+    local lobby=127.0.0.1:50052 moderation=127.0.0.1:50055
+    [ -x "$root/build/bin/courtpiece-lobby" ] || lobby=127.0.0.1:$RECORDS_STANDIN_PORT
+    [ -x "$root/build/bin/courtpiece-moderation" ] || moderation=127.0.0.1:$RECORDS_STANDIN_PORT
+    ENV_VARS+=(
+      "COURTPIECE_TABLE_WALLET_ADDR=127.0.0.1:50053"
+      "COURTPIECE_TABLE_LOBBY_ADDR=$lobby"
+      "COURTPIECE_TABLE_MODERATION_ADDR=$moderation"
+      "COURTPIECE_TABLE_INSTANCE_ID=table-local-1"
+    )
+  fi
 }
