@@ -184,6 +184,7 @@ struct TableHost::Impl {
   std::atomic<uint64_t> next_stream_id{1};
   std::atomic<int64_t> tables_count{0};
   std::atomic<bool> shutting_down{false};
+  std::atomic<int64_t> last_heartbeat_ms{0};
   absl::Mutex streams_mu;
   absl::flat_hash_map<uint64_t, std::string> stream_tables ABSL_GUARDED_BY(streams_mu);
   absl::Mutex watch_mu;
@@ -863,10 +864,40 @@ struct TableHost::Impl {
 
   // --- the watcher: heartbeat and failover ------------------------------------------------
 
+  // Heartbeats; when the previous successful heartbeat is older than the TTL (the process
+  // was stalled, or Redis was away), peers may have taken tables over meanwhile: every
+  // table is checked against its owner record and dropped if it moved, so its streams go
+  // to the new owner even when the table has no input that would hit the fence.
   void Heartbeat() {
+    const int64_t now = NowMs();
     absl::Status s = store.Heartbeat({options.instance_id, options.instance_addr},
                                      options.heartbeat_ttl_ms);
-    if (!s.ok()) log.Warn("heartbeat failed", {{"status", s}});
+    if (!s.ok()) {
+      log.Warn("heartbeat failed", {{"status", s}});
+      return;
+    }
+    const int64_t last = last_heartbeat_ms.exchange(now);
+    if (last != 0 && now - last >= options.heartbeat_ttl_ms) VerifyOwnership();
+  }
+
+  void VerifyOwnership() {
+    for (auto& wp : workers) {
+      Worker* w = wp.get();
+      (void)Post(*w, [this, w] {
+        std::vector<std::string> lost;
+        for (auto& [id, h] : w->tables) {
+          absl::StatusOr<Owner> owner = store.GetOwner(id);
+          if ((owner.ok() && !(*owner == h->owner)) ||
+              owner.status().code() == absl::StatusCode::kNotFound) {
+            lost.push_back(id);
+          }
+        }
+        for (const std::string& id : lost) {
+          log.Warn("table taken over while this instance was away", {{"table", id}});
+          Drop(*w, id, absl::UnavailableError("the table moved to another instance: reconnect"));
+        }
+      });
+    }
   }
 
   void ClaimAndAdopt(const std::string& table_id, const Owner& from) {

@@ -406,6 +406,25 @@ TEST_F(FullGame, AnotherInstanceTakesTheTableOverWhenTheOwnerStopsHeartbeating) 
   EXPECT_EQ(wallet.applied_count(), 2);  // the stake and the payout, each once
 }
 
+// A stalled owner whose table gets no input still learns it lost the table: its first
+// heartbeat after the stall checks every table against its owner record.
+TEST_F(FullGame, AnOwnerBackFromAStallDropsTablesTakenOverWithoutWaitingForAnInput) {
+  Instance b("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b.host->Start().ok());
+  a->host->WatchOnce();
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client host = OpenOn(*a->host, "host");
+  clock.Advance(absl::Seconds(4));
+  b.host->WatchOnce();
+  ASSERT_EQ(store.GetOwner("t1")->instance, "inst-b");
+  EXPECT_FALSE(host.sink->finished().has_value());
+  a->host->WatchOnce();  // back: heartbeat after 4 s > the 3 s TTL
+  ASSERT_TRUE(host.sink->finished().has_value());
+  EXPECT_EQ(host.sink->finished()->code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(a->host->ListTables().empty());
+  EXPECT_EQ(b.host->ListTables().size(), 1u);
+}
+
 TEST_F(FullGame, TheTableIsRemovedWhenEveryoneHasLeft) {
   ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
   Client host = OpenOn(*a->host, "host");
