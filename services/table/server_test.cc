@@ -1,0 +1,240 @@
+// The gRPC face over a host on fakes, served by common::GrpcServer on loopback port 0:
+// what a client (the gateway) sees for the player metadata, the first message, floods,
+// oversized messages, owners elsewhere, and the unary calls.
+#include "services/table/server.h"
+
+#include <memory>
+#include <string>
+
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/table/rules_engine.h"
+#include "gtest/gtest.h"
+#include "grpcpp/grpcpp.h"
+#include "services/table/fake_ports.h"
+#include "services/table/fake_table_store.h"
+
+namespace courtpiece::table_service {
+namespace {
+
+namespace pb = ::courtpiece::table::v1;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    wallet.SetBalance("player:host", 1000);
+    wallet.SetBalance("player:a", 1000);
+    metrics = *common::Metrics::Create({.service = "table_test"});
+    table_metrics = std::make_unique<TableMetrics>(*metrics);
+    HostOptions o;
+    o.instance_id = "inst-a";
+    o.instance_addr = "127.0.0.1:1";
+    o.workers = 2;
+    host = std::make_unique<TableHost>(o, clock, store, wallet, records, engines, seeds,
+                                       table_metrics.get());
+    ASSERT_TRUE(host->Start().ok());
+    StreamLimits limits;
+    limits.commands_per_second = 0.001;  // no refill within a test
+    limits.commands_burst = 3;
+    limits.refusals_before_cut = 5;
+    service = std::make_unique<TableServiceImpl>(*host, table_metrics.get(), limits);
+    server = *common::GrpcServer::Start(
+        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 16 * 1024},
+        {service.get()}, *metrics);
+    stub = pb::TableService::NewStub(
+        common::CreateGrpcChannel(server->LoopbackAddress(), nullptr));
+    pb::CreateTableRequest create;
+    create.set_table_id("t1");
+    create.set_host_player("host");
+    create.set_bet_coins(100);
+    create.set_turn_time_ms(10'000);
+    create.set_game_options(R"({"game":"classic","target":1})");
+    create.set_code("654321");
+    grpc::ClientContext ctx;
+    pb::CreateTableResponse out;
+    ASSERT_TRUE(stub->CreateTable(&ctx, create, &out).ok());
+    ASSERT_TRUE(out.created());
+  }
+  void TearDown() override {
+    host->Shutdown();
+    server->Shutdown(absl::Now() + absl::Seconds(2));
+  }
+
+  struct Stream {
+    std::unique_ptr<grpc::ClientContext> ctx = std::make_unique<grpc::ClientContext>();
+    std::unique_ptr<grpc::ClientReaderWriter<pb::PlayRequest, pb::PlayResponse>> rw;
+  };
+  Stream Open(const std::string& player, const std::string& table = "t1") {
+    Stream s;
+    if (!player.empty()) s.ctx->AddMetadata(kPlayerIdMetadata, player);
+    common::SetTimeout(*s.ctx, absl::Seconds(10));
+    s.rw = stub->Play(s.ctx.get());
+    pb::PlayRequest open;
+    open.mutable_open()->set_table_id(table);
+    s.rw->Write(open);
+    return s;
+  }
+  // Reads until the result of `command_id`, or the end of the stream.
+  std::optional<pb::CommandResult> ResultOf(Stream& s, uint64_t command_id) {
+    pb::PlayResponse m;
+    while (s.rw->Read(&m)) {
+      if (m.has_result() && m.result().command_id() == command_id) return m.result();
+    }
+    return std::nullopt;
+  }
+  pb::PlayRequest Command(uint64_t id, const std::string& type) {
+    pb::PlayRequest r;
+    r.mutable_command()->set_command_id(id);
+    r.mutable_command()->set_type(type);
+    return r;
+  }
+
+  FakeClock clock{absl::FromUnixSeconds(1'800'000'000)};
+  FakeTableStore store{clock};
+  FakeWalletPort wallet{clock};
+  FakeRecordsPort records{clock};
+  table::RulesEngineFactory engines;
+  table::DeterministicSeedSource seeds{"m", "t"};
+  std::unique_ptr<common::Metrics> metrics;
+  std::unique_ptr<TableMetrics> table_metrics;
+  std::unique_ptr<TableHost> host;
+  std::unique_ptr<TableServiceImpl> service;
+  std::unique_ptr<common::GrpcServer> server;
+  std::unique_ptr<pb::TableService::Stub> stub;
+};
+
+TEST_F(ServerTest, WithoutThePlayerMetadataTheStreamIsUnauthenticated) {
+  Stream s = Open("");
+  pb::PlayResponse m;
+  EXPECT_FALSE(s.rw->Read(&m));
+  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(ServerTest, TheFirstMessageMustBeOpen) {
+  Stream s;
+  s.ctx->AddMetadata(kPlayerIdMetadata, "a");
+  s.rw = stub->Play(s.ctx.get());
+  s.rw->Write(Command(1, "join"));
+  pb::PlayResponse m;
+  EXPECT_FALSE(s.rw->Read(&m));
+  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServerTest, AnUnknownTableIsNotFound) {
+  Stream s = Open("a", "nope");
+  pb::PlayResponse m;
+  EXPECT_FALSE(s.rw->Read(&m));
+  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServerTest, ATableOwnedElsewhereNamesItsOwnersAddress) {
+  ASSERT_TRUE(store.Heartbeat({"inst-b", "10.0.0.2:7002"}, 60'000).ok());
+  ASSERT_TRUE(store.Create("t9", "inst-b", "").ok());
+  Stream s = Open("a", "t9");
+  pb::PlayResponse m;
+  EXPECT_FALSE(s.rw->Read(&m));
+  grpc::Status st = s.rw->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  auto it = s.ctx->GetServerTrailingMetadata().find(kOwnerAddrMetadata);
+  ASSERT_NE(it, s.ctx->GetServerTrailingMetadata().end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), "10.0.0.2:7002");
+}
+
+TEST_F(ServerTest, CommandsAreAnsweredExactly) {
+  Stream s = Open("a");
+  pb::PlayRequest move = Command(1, "move");
+  move.mutable_command()->set_move("play");
+  move.mutable_command()->set_card("AS");
+  s.rw->Write(move);
+  std::optional<pb::CommandResult> r = ResultOf(s, 1);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), grpc::StatusCode::PERMISSION_DENIED);
+  s.rw->Write(Command(2, "join"));
+  r = ResultOf(s, 2);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), 0) << r->message();
+  grpc::ClientContext ctx;
+  pb::GetTableRequest get;
+  get.set_table_id("t1");
+  pb::TableInfo info;
+  ASSERT_TRUE(stub->GetTable(&ctx, get, &info).ok());
+  EXPECT_EQ(info.seats(2).player(), "a");
+  EXPECT_TRUE(info.seats(2).connected());
+  EXPECT_EQ(info.owner_instance(), "inst-a");
+  s.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AFloodIsRefusedThenCutAndTheTableCarriesOn) {
+  Stream flood = Open("a");
+  for (uint64_t i = 1; i <= 20; ++i) flood.rw->Write(Command(i, "start_now"));
+  int exhausted = 0;
+  pb::PlayResponse m;
+  while (flood.rw->Read(&m)) {
+    if (m.has_result() && m.result().code() == grpc::StatusCode::RESOURCE_EXHAUSTED) ++exhausted;
+  }
+  EXPECT_EQ(flood.rw->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(exhausted, 4);  // 3 admitted by the burst, 4 refused, the 5th refusal cuts
+  Stream host_stream = Open("host");
+  host_stream.rw->Write(Command(1, "start_now"));
+  std::optional<pb::CommandResult> r = ResultOf(host_stream, 1);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), 0) << r->message();
+  host_stream.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AnOversizedMessageIsRefused) {
+  Stream s = Open("a");
+  pb::PlayRequest big = Command(1, "report");
+  big.mutable_command()->set_note_id(std::string(20 * 1024, 'x'));
+  s.rw->Write(big);
+  pb::PlayResponse m;
+  while (s.rw->Read(&m)) {
+  }
+  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServerTest, CheckVoiceLockNamesTheLockHolderOnly) {
+  grpc::ClientContext ctx;
+  pb::CheckVoiceLockRequest req;
+  req.set_table_id("t1");
+  req.set_player("host");
+  pb::CheckVoiceLockResponse out;
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx, req, &out).ok());
+  EXPECT_FALSE(out.may_send());
+  EXPECT_EQ(out.reason(), "no_lock");
+  EXPECT_EQ(out.seat(), 0);
+  grpc::ClientContext ctx2;
+  req.set_player("zed");
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx2, req, &out).ok());
+  EXPECT_EQ(out.reason(), "not_seated");
+  // Two people and a voice_start: the host holds the lock.
+  Stream a = Open("a");
+  a.rw->Write(Command(1, "join"));
+  ASSERT_EQ(ResultOf(a, 1)->code(), 0);
+  Stream h = Open("host");
+  h.rw->Write(Command(1, "voice_start"));
+  ASSERT_EQ(ResultOf(h, 1)->code(), 0);
+  grpc::ClientContext ctx3;
+  req.set_player("host");
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx3, req, &out).ok());
+  EXPECT_TRUE(out.may_send());
+  grpc::ClientContext ctx4;
+  req.set_player("a");
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx4, req, &out).ok());
+  EXPECT_FALSE(out.may_send());
+  EXPECT_EQ(out.reason(), "no_lock");
+  a.ctx->TryCancel();
+  h.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, ListTablesNamesThisInstancesTables) {
+  grpc::ClientContext ctx;
+  pb::ListTablesResponse out;
+  ASSERT_TRUE(stub->ListTables(&ctx, pb::ListTablesRequest(), &out).ok());
+  ASSERT_EQ(out.tables_size(), 1);
+  EXPECT_EQ(out.tables(0).table_id(), "t1");
+  EXPECT_EQ(out.tables(0).code(), "654321");
+}
+
+}  // namespace
+}  // namespace courtpiece::table_service
