@@ -409,13 +409,14 @@ int Run() {
     std::array<std::vector<int64_t>, 3> totals;  // answered, accepted, accepted mid-round
     int missed = 0;
     for (int k = 1; k <= absl::GetFlag(FLAGS_kills); ++k) {
-      // Steady: every table's streams open on its owner and moving.
-      const Clock::time_point since = Clock::now();
-      const Clock::time_point steady_deadline = since + std::chrono::seconds(30);
-      while (client->Steady(since) < client->ready() && Clock::now() < steady_deadline) {
+      // Steady: every table's four streams open again (on its owner), then a second of play.
+      const Clock::time_point steady_deadline = Clock::now() + std::chrono::seconds(30);
+      while (client->Steady(Clock::time_point::min()) < client->ready() &&
+             Clock::now() < steady_deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      const int steady = client->Steady(since);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      const int steady = client->Steady(Clock::time_point::min());
       const int victim = client->BusiestInstance();
       Instance& v = instances[victim];
       const Clock::time_point killed_at = Clock::now();
