@@ -362,6 +362,52 @@ absl::Status RedisTableStore::Save(std::string_view table_id, const Owner& owner
   return FencedWriteOutcome("save", table_id, owner, reply);
 }
 
+std::vector<absl::Status> RedisTableStore::SaveMany(const std::vector<SaveRequest>& requests,
+                                                    int events_max) {
+  std::vector<absl::Status> out(requests.size());
+  std::vector<std::vector<std::string>> commands;
+  std::vector<size_t> sent;  // index in requests of each command
+  const RedisScript& script = SaveScript();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SaveRequest& r = requests[i];
+    absl::Status valid = ValidateStoreId("table id", r.table_id);
+    if (valid.ok()) valid = ValidateOwner(r.owner);
+    if (valid.ok() && events_max < 0) {
+      valid = absl::InvalidArgumentError(absl::StrCat("events_max must be >= 0, got ", events_max));
+    }
+    if (!valid.ok()) {
+      out[i] = valid;
+      continue;
+    }
+    std::vector<std::string> argv = {"EVALSHA", script.sha(), "3", OwnerKey(r.table_id),
+                                     StateKey(r.table_id), EventsKey(r.table_id),
+                                     r.owner.instance, absl::StrCat(r.owner.epoch), r.state,
+                                     absl::StrCat(events_max)};
+    argv.insert(argv.end(), r.new_events.begin(), r.new_events.end());
+    commands.push_back(std::move(argv));
+    sent.push_back(i);
+  }
+  if (commands.empty()) return out;
+  absl::StatusOr<std::vector<absl::StatusOr<storage::RedisReply>>> replies =
+      Client().Pipeline(commands);
+  for (size_t k = 0; k < sent.size(); ++k) {
+    const SaveRequest& r = requests[sent[k]];
+    if (!replies.ok()) {
+      out[sent[k]] = replies.status();
+      continue;
+    }
+    const absl::StatusOr<storage::RedisReply>& reply = (*replies)[k];
+    if (!reply.ok() && reply.status().code() == absl::StatusCode::kNotFound) {
+      // NOSCRIPT (a restarted or flushed server): this one alone, through EVAL.
+      out[sent[k]] = Save(r.table_id, r.owner, r.state, r.new_events, events_max);
+      continue;
+    }
+    out[sent[k]] = reply.ok() ? FencedWriteOutcome("save", r.table_id, r.owner, *reply)
+                              : reply.status();
+  }
+  return out;
+}
+
 absl::StatusOr<StoredTableBytes> RedisTableStore::Load(std::string_view table_id) {
   RETURN_IF_ERROR(ValidateStoreId("table id", table_id));
   ASSIGN_OR_RETURN(

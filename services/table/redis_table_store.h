@@ -71,6 +71,8 @@ class RedisTableStore final : public TableStore {
 
   absl::Status Save(std::string_view table_id, const Owner& owner, std::string_view state,
                     const std::vector<std::string>& new_events, int events_max) override;
+  std::vector<absl::Status> SaveMany(const std::vector<SaveRequest>& requests,
+                                     int events_max) override;
   absl::StatusOr<StoredTableBytes> Load(std::string_view table_id) override;
   absl::Status Remove(std::string_view table_id, const Owner& owner) override;
 

@@ -195,6 +195,30 @@ TYPED_TEST(TableStoreContract, SaveByTheOldOwnerAfterAClaimIsFencedAndWritesNoth
   EXPECT_THAT(loaded->events, ElementsAre("e1", "e2"));
 }
 
+TYPED_TEST(TableStoreContract, SaveManyAnswersEachSaveAsSaveWould) {
+  TableStore& s = this->store();
+  ASSERT_TRUE(s.Create("t1", "a", "s0").ok());
+  ASSERT_TRUE(s.Create("t2", "a", "s0").ok());
+  ASSERT_EQ(*s.Claim("t2", "b", 1), (Owner{"b", 2}));
+  std::vector<absl::Status> got = s.SaveMany(
+      {{"t1", {"a", 1}, "s1", {"e1", "e2"}},
+       {"t2", {"a", 1}, "stale", {"x"}},    // fenced: b owns it now
+       {"bad id", {"a", 1}, "x", {}},       // refused before any I/O
+       {"t9", {"a", 1}, "x", {}},           // unknown
+       {"t1", {"a", 1}, "s1b", {"e3"}}},    // a second save of t1 in the same batch
+      10);
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_TRUE(got[0].ok()) << got[0];
+  EXPECT_EQ(got[1].code(), C::kFailedPrecondition) << got[1];
+  EXPECT_EQ(got[2].code(), C::kInvalidArgument) << got[2];
+  EXPECT_EQ(got[3].code(), C::kNotFound) << got[3];
+  EXPECT_TRUE(got[4].ok()) << got[4];
+  EXPECT_EQ(s.Load("t1")->state, "s1b");
+  EXPECT_THAT(s.Load("t1")->events, ElementsAre("e1", "e2", "e3"));
+  EXPECT_EQ(s.Load("t2")->state, "s0");
+  EXPECT_TRUE(s.SaveMany({}, 10).empty());
+}
+
 TYPED_TEST(TableStoreContract, EventsAreAppendedOldestFirstAndTrimmedToEventsMax) {
   TableStore& s = this->store();
   ASSERT_TRUE(s.Create("t1", "a", "s").ok());

@@ -130,6 +130,58 @@ absl::StatusOr<RedisReply> RedisClient::CommandLocked(const std::vector<std::str
   return result;
 }
 
+absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> RedisClient::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<absl::StatusOr<RedisReply>> out;
+  if (commands.empty()) return out;
+  for (const auto& argv : commands) {
+    if (argv.empty()) return absl::InvalidArgumentError("redis: empty command in a pipeline");
+  }
+  absl::MutexLock lock(&mu_);
+  if (ctx_ != nullptr) {
+    pollfd pending{ctx_->fd, POLLIN, 0};
+    if (ctx_->fd < 0 || ::poll(&pending, 1, 0) != 0) DropLocked();
+  }
+  if (ctx_ == nullptr) {
+    absl::Status s = ConnectLocked();
+    if (!s.ok()) return s;
+  }
+  std::vector<const char*> args;
+  std::vector<size_t> lens;
+  for (const auto& argv : commands) {
+    args.clear();
+    lens.clear();
+    for (const std::string& a : argv) {
+      args.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()) !=
+        REDIS_OK) {
+      DropLocked();
+      return absl::InternalError("redis: out of memory building a pipeline");
+    }
+  }
+  out.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    errno = 0;
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+      const bool timed_out =
+          ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+      const std::string what = absl::StrCat("redis pipeline of ", commands.size(), " on ",
+                                            options_.host, ":", options_.port, ": ",
+                                            ctx_->errstr);
+      DropLocked();
+      if (timed_out) return absl::DeadlineExceededError(what);
+      return absl::UnavailableError(what);
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    out.push_back(internal::TopLevelReply(*reply));
+    freeReplyObject(reply);
+  }
+  return out;
+}
+
 absl::StatusOr<RedisReply> RedisClient::Command(const std::vector<std::string>& argv) {
   absl::MutexLock lock(&mu_);
   return CommandLocked(argv);

@@ -52,6 +52,20 @@ TEST_F(RedisClientTest, CommandsAndReplyTypes) {
   EXPECT_EQ(client().reconnects(), 0);
 }
 
+TEST_F(RedisClientTest, APipelineAnswersEachCommandInOrderAndKeepsTheConnection) {
+  absl::StatusOr<std::vector<absl::StatusOr<R>>> r = client().Pipeline(
+      {{"SET", Key("p"), "1"}, {"INCR", Key("p")}, {"LPUSH", Key("p"), "x"}, {"GET", Key("p")}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ(*(*r)[0], R::Status("OK"));
+  EXPECT_EQ(*(*r)[1], R::Integer(2));
+  EXPECT_EQ((*r)[2].status().code(), C::kFailedPrecondition);  // WRONGTYPE, alone
+  EXPECT_EQ(*(*r)[3], R::String("2"));
+  EXPECT_TRUE(client().Pipeline({})->empty());
+  EXPECT_EQ(client().Pipeline({{"GET", Key("p")}, {}}).status().code(), C::kInvalidArgument);
+  EXPECT_EQ(client().reconnects(), 0);
+}
+
 TEST_F(RedisClientTest, BinaryKeysAndValuesRoundTrip) {
   const std::string value("\x00\r\n\xff$*", 6);
   const std::string key = Key(std::string("bin\x00key", 7));

@@ -98,6 +98,12 @@ class RedisClient {
 
   // One command, argv form: {"SET", key, value}.
   absl::StatusOr<RedisReply> Command(const std::vector<std::string>& argv);
+  // Several commands in one round trip (pipelined on the one connection). The outer status
+  // is an I/O failure or timeout (the connection is dropped; any of the commands may or may
+  // not have run); otherwise one result per command, in order, each as Command() would
+  // give it (a Redis error reply is that element's status).
+  absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> Pipeline(
+      const std::vector<std::vector<std::string>>& commands);
   // Loads a script, returns its SHA1.
   absl::StatusOr<std::string> ScriptLoad(absl::string_view source);
   // EVALSHA sha; on NOSCRIPT, EVAL source (which also caches it on the server).
