@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -126,12 +127,23 @@ struct TableHost::Impl {
     std::string player;
     pb::PlayResponse message;
   };
+  // A published event kept for clients resuming by seq: compact (the proto object costs
+  // several times its bytes), parsed again only when replayed.
+  struct Kept {
+    uint64_t seq = 0;
+    std::string to_player;
+    std::string event;  // TableEvent bytes
+  };
+  static Kept KeptOf(const pb::StoredEvent& e) {
+    return Kept{.seq = e.event().seq(), .to_player = e.to_player(),
+                .event = e.event().SerializeAsString()};
+  }
   struct Hosted {
     std::string id;
     Owner owner;
     pb::CreateTableRequest create;
     std::unique_ptr<table::Table> table;
-    std::deque<pb::StoredEvent> history;  // published events, oldest first
+    std::deque<Kept> history;  // published events, oldest first (at most events_max)
     std::vector<Pending> pending;
     std::vector<pb::StoredEvent> fresh;  // collected, not yet saved
     std::vector<Out> outbox;
@@ -143,6 +155,7 @@ struct TableHost::Impl {
     int64_t timer_ms = 0;
     int64_t adopt_grace_until_ms = 0;
     bool wallet_down_noticed = false;
+    bool flush_queued = false;  // in its worker's flush list
   };
   struct Worker {
     absl::Mutex mu;
@@ -153,6 +166,7 @@ struct TableHost::Impl {
     // Worker-thread only.
     std::unordered_map<std::string, std::unique_ptr<Hosted>> tables;
     std::set<std::pair<int64_t, std::string>> timers;
+    std::vector<std::string> flush;  // tables touched since the last Flush
   };
   enum class Saved { kYes, kRetry, kDropped };
 
@@ -185,6 +199,8 @@ struct TableHost::Impl {
   std::atomic<int64_t> tables_count{0};
   std::atomic<bool> shutting_down{false};
   std::atomic<int64_t> last_heartbeat_ms{0};
+  absl::Mutex taking_mu;
+  absl::flat_hash_set<std::string> taking ABSL_GUARDED_BY(taking_mu);  // takeovers posted
   absl::Mutex streams_mu;
   absl::flat_hash_map<uint64_t, std::string> stream_tables ABSL_GUARDED_BY(streams_mu);
   absl::Mutex watch_mu;
@@ -230,6 +246,7 @@ struct TableHost::Impl {
       }
       for (auto& task : batch) task();
       FireDue(w, NowMs());
+      Flush(w, NowMs());
     }
   }
 
@@ -247,7 +264,8 @@ struct TableHost::Impl {
         for (auto& task : batch) task();
         const size_t before = wp->timers.size();
         FireDue(*wp, NowMs());
-        any = any || wp->timers.size() != before;
+        any = any || wp->timers.size() != before || !wp->flush.empty();
+        Flush(*wp, NowMs());
       }
       if (!any) return;
     }
@@ -329,23 +347,26 @@ struct TableHost::Impl {
     return state.SerializeAsString();
   }
 
-  Saved Persist(Worker& w, Hosted& h, int64_t now) {
-    if (!h.dirty) return Saved::kYes;
-    const std::string bytes = StateBytes(h, now);
-    std::vector<std::string> events;
-    events.reserve(h.fresh.size());
-    for (const pb::StoredEvent& e : h.fresh) events.push_back(e.SerializeAsString());
-    absl::Status s = store.Save(h.id, h.owner, bytes, events, options.events_max);
-    if (metrics != nullptr) metrics->Save(bytes.size(), s.code());
+  TableStore::SaveRequest SaveRequestOf(const Hosted& h, int64_t now) const {
+    TableStore::SaveRequest r{.table_id = h.id, .owner = h.owner, .state = StateBytes(h, now)};
+    r.new_events.reserve(h.fresh.size());
+    for (const pb::StoredEvent& e : h.fresh) r.new_events.push_back(e.SerializeAsString());
+    return r;
+  }
+
+  // What a save's outcome does to the table (it may drop it: then kDropped).
+  Saved Saw(Worker& w, Hosted& h, const absl::Status& s, size_t bytes, int64_t now) {
+    if (metrics != nullptr) metrics->Save(bytes, s.code());
     if (s.ok()) {
       h.dirty = false;
-      for (pb::StoredEvent& e : h.fresh) h.history.push_back(std::move(e));
+      for (const pb::StoredEvent& e : h.fresh) h.history.push_back(KeptOf(e));
       h.fresh.clear();
       h.save_failures = 0;
       h.save_retry_ms = 0;
       return Saved::kYes;
     }
-    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+    if (s.code() == absl::StatusCode::kFailedPrecondition ||
+        s.code() == absl::StatusCode::kNotFound) {
       log.Warn("table lost to another instance", {{"table", h.id}, {"status", s}});
       Drop(w, h.id, absl::UnavailableError("the table moved to another instance: reconnect"));
       return Saved::kDropped;
@@ -356,14 +377,66 @@ struct TableHost::Impl {
     return Saved::kRetry;
   }
 
+  // One table, now (graceful shutdown).
+  Saved Persist(Worker& w, Hosted& h, int64_t now) {
+    if (!h.dirty) return Saved::kYes;
+    TableStore::SaveRequest r = SaveRequestOf(h, now);
+    const absl::Status s = store.Save(r.table_id, r.owner, r.state, r.new_events,
+                                      options.events_max);
+    return Saw(w, h, s, r.state.size(), now);
+  }
+
+  // After an input: the table's outputs wait for the worker's next Flush, which saves every
+  // touched table in one pipelined round trip and then publishes.
   void Touch(Worker& w, Hosted& h, int64_t now) {
+    (void)now;
     Collect(h);
-    const Saved saved = Persist(w, h, now);
-    if (saved == Saved::kDropped) return;
-    if (saved == Saved::kRetry) {
-      Rearm(w, h);
-      return;
+    if (!h.flush_queued) {
+      h.flush_queued = true;
+      w.flush.push_back(h.id);
     }
+  }
+
+  void Flush(Worker& w, int64_t now) {
+    if (w.flush.empty()) return;
+    std::vector<std::string> ids;
+    ids.swap(w.flush);
+    std::vector<Hosted*> saving;
+    std::vector<TableStore::SaveRequest> requests;
+    std::vector<Hosted*> clean;
+    for (const std::string& id : ids) {
+      Hosted* h = Find(w, id);
+      if (h == nullptr) continue;
+      h->flush_queued = false;
+      if (!h->dirty) {
+        clean.push_back(h);
+      } else if (h->save_failures > 0 && now < h->save_retry_ms) {
+        Rearm(w, *h);  // waiting out the backoff: its timer brings it back
+      } else {
+        saving.push_back(h);
+        requests.push_back(SaveRequestOf(*h, now));
+      }
+    }
+    std::vector<absl::Status> results;
+    if (!requests.empty()) results = store.SaveMany(requests, options.events_max);
+    std::vector<std::string> saved;
+    for (size_t i = 0; i < saving.size(); ++i) {
+      const std::string id = saving[i]->id;
+      const Saved outcome = Saw(w, *saving[i], results[i], requests[i].state.size(), now);
+      if (outcome == Saved::kDropped) continue;
+      if (outcome == Saved::kRetry) {
+        Rearm(w, *saving[i]);
+        continue;
+      }
+      saved.push_back(id);
+    }
+    for (Hosted* h : clean) saved.push_back(h->id);
+    for (const std::string& id : saved) {
+      if (Hosted* h = Find(w, id)) AfterSave(w, *h, now);
+    }
+  }
+
+  void AfterSave(Worker& w, Hosted& h, int64_t now) {
     Publish(w, h);
     SendDue(w, h, now);
     if (h.closed && h.pending.empty()) {
@@ -550,7 +623,7 @@ struct TableHost::Impl {
     info.set_owner_instance(h.owner.instance);
     info.set_owner_addr(options.instance_addr);
     info.set_owner_epoch(h.owner.epoch);
-    info.set_seq(h.history.empty() ? 0 : h.history.back().event().seq());
+    info.set_seq(h.history.empty() ? 0 : h.history.back().seq);
     return info;
   }
 
@@ -601,20 +674,19 @@ struct TableHost::Impl {
     h->streams[id] = Stream{.id = id, .player = player, .sink = sink};
     const int seat = SeatOfPlayer(*h->table, player);
     const uint64_t last = open.last_seq();
-    const uint64_t latest = h->history.empty() ? 0 : h->history.back().event().seq();
+    const uint64_t latest = h->history.empty() ? 0 : h->history.back().seq;
     const bool resumed = seat >= 0 && last > 0 && !h->history.empty() &&
-                         h->history.front().event().seq() <= last + 1 && last <= latest;
+                         h->history.front().seq <= last + 1 && last <= latest;
     pb::PlayResponse opened;
     *opened.mutable_opened()->mutable_table() = Info(*h);
     opened.mutable_opened()->set_seat(seat);
     opened.mutable_opened()->set_resumed(resumed);
     bool ok = sink->Send(opened);
     if (resumed) {
-      for (const pb::StoredEvent& e : h->history) {
-        if (e.event().seq() <= last || e.to_player() != player) continue;
+      for (const Kept& e : h->history) {
+        if (e.seq <= last || e.to_player != player) continue;
         pb::PlayResponse m;
-        *m.mutable_event() = e.event();
-        ok = ok && sink->Send(m);
+        ok = ok && m.mutable_event()->ParseFromString(e.event) && sink->Send(m);
       }
     }
     if (!ok) {
@@ -762,11 +834,7 @@ struct TableHost::Impl {
     Hosted& ref = *h;
     w.tables[h->id] = std::move(h);
     tables_count.fetch_add(1);
-    Touch(w, ref, now);
-    if (Find(w, request.table_id()) == nullptr) {
-      done(absl::UnavailableError("the table was lost while being created: retry"));
-      return;
-    }
+    Touch(w, ref, now);  // the creation's events: saved and published with the next Flush
     pb::CreateTableResponse out;
     *out.mutable_table() = Info(ref);
     out.set_created(true);
@@ -844,7 +912,7 @@ struct TableHost::Impl {
     h->closed = state.closed();
     for (const std::string& bytes : stored->events) {
       pb::StoredEvent e;
-      if (e.ParseFromString(bytes)) h->history.push_back(std::move(e));
+      if (e.ParseFromString(bytes)) h->history.push_back(KeptOf(e));
     }
     for (const pb::StoredEffect& e : state.pending()) h->pending.push_back(Pending{.effect = e});
     for (int s = 0; s < 4; ++s) {
@@ -907,6 +975,21 @@ struct TableHost::Impl {
     Post(w, [this, &w, table_id, owner = *claimed] { Adopt(w, table_id, owner); });
   }
 
+  // On the table's worker, so that the tables of a dead instance are taken over by every
+  // worker at once (each a few Redis round trips), not one by one by the watcher.
+  void TakeOver(Worker& w, const std::string& table_id, const std::string& dead) {
+    {
+      absl::MutexLock lock(&taking_mu);
+      taking.erase(table_id);
+    }
+    if (shutting_down.load() || Find(w, table_id) != nullptr) return;
+    absl::StatusOr<Owner> owner = store.GetOwner(table_id);
+    if (!owner.ok() || owner->instance != dead) return;
+    absl::StatusOr<Owner> claimed = store.Claim(table_id, options.instance_id, owner->epoch);
+    if (!claimed.ok()) return;
+    Adopt(w, table_id, *claimed);
+  }
+
   void WatchOnce() {
     if (shutting_down.load()) return;
     Heartbeat();
@@ -924,18 +1007,20 @@ struct TableHost::Impl {
       }
       absl::StatusOr<std::vector<std::string>> tables = store.TablesOf(dead);
       if (!tables.ok()) continue;
-      bool all_moved = true;
+      // The index loses a table when it is claimed or removed: empty = nothing left.
+      bool all_moved = tables->empty();
       for (const std::string& t : *tables) {
-        absl::StatusOr<Owner> owner = store.GetOwner(t);
-        if (!owner.ok()) {
-          all_moved = all_moved && owner.status().code() == absl::StatusCode::kNotFound;
-          continue;
-        }
-        if (owner->instance != dead) continue;
-        all_moved = false;
         if (PickOwner(t, *live) != options.instance_id) continue;
-        if (tables_count.load() >= options.tables_max) continue;
-        ClaimAndAdopt(t, *owner);
+        if (tables_count.load() >= options.tables_max) break;
+        {
+          absl::MutexLock lock(&taking_mu);
+          if (!taking.insert(t).second) continue;  // already on its way
+        }
+        Worker& w = WorkerOf(t);
+        if (!Post(w, [this, &w, t, dead] { TakeOver(w, t, dead); })) {
+          absl::MutexLock lock(&taking_mu);
+          taking.erase(t);
+        }
       }
       if (all_moved) (void)store.Forget(dead);
     }
