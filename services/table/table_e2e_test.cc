@@ -747,5 +747,127 @@ TEST_F(TableE2eTest, BadInputGetsExactCodesAndHarmsNoOtherTable) {
   ExpectHouseAndAudit();
 }
 
+// --- b. kill -9 of the owner: mid-round, mid-stake, mid-payout ---------------------------
+
+TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {
+  Instance& a = StartTable();
+  Instance& b = StartTable();
+  TestTable& t = SeatTable(a.addr, "kill-round", R"({"game":"classic","target":1})");
+  ASSERT_TRUE(WaitEvents(t, "played", 10));
+  Kill(a, SIGKILL);
+  std::optional<pb::TableInfo> info = WaitNewOwner(b.addr, t.id, a.id);
+  ASSERT_TRUE(info.has_value()) << "nobody took the table over";
+  EXPECT_EQ(info->owner_instance(), b.id);
+  EXPECT_EQ(info->owner_addr(), b.addr);
+  EXPECT_EQ(info->phase(), "playing");
+  EXPECT_EQ(info->round(), 1u);
+  ASSERT_NO_FATAL_FAILURE(Reconnect(t, b.addr));
+  WaitGameOver(t);
+  ExpectEventsOnceInOrder(t);
+  ExpectCoins(t, /*exactly_once_records=*/false);
+  EXPECT_GE(CheckPrivacy(t), 1);
+  ExpectHouseAndAudit();
+}
+
+TEST_F(TableE2eTest, KillNineMidStakeThenMidPayoutWithThreeInstances) {
+  std::vector<Instance*> live = {&StartTable(), &StartTable(), &StartTable()};
+  TestTable& t = SeatTable(live[0]->addr, "kill-stake", R"({"game":"classic","target":1})",
+                           /*start=*/false);
+  // The wallet is stopped while the stake is awaited; the owner dies; the wallet resumes.
+  kill(wallet_pid_, SIGSTOP);
+  absl::StatusOr<pb::CommandResult> r = t.host()->stream().Send(MakeCommand("start_now"), kRpc);
+  ASSERT_TRUE(r.ok() && r->code() == 0);
+  ASSERT_TRUE(WaitEvents(t, "staking", 1));
+  Instance* owner = live[0];
+  Kill(*owner, SIGKILL);
+  live.erase(live.begin());
+  kill(wallet_pid_, SIGCONT);
+  std::optional<pb::TableInfo> info = WaitNewOwner(live[0]->addr, t.id, owner->id);
+  ASSERT_TRUE(info.has_value()) << "nobody took the table over";
+  ASSERT_NO_FATAL_FAILURE(Reconnect(t, info->owner_addr()));
+  // Now the payout: the wallet stops in the round, the round ends, the new owner dies.
+  ASSERT_TRUE(WaitEvents(t, "played", 8));
+  kill(wallet_pid_, SIGSTOP);
+  ASSERT_TRUE(WaitEvents(t, "round_result", 1));
+  for (Instance* i : live) {
+    if (i->id == info->owner_instance()) owner = i;
+  }
+  ASSERT_EQ(owner->id, info->owner_instance());
+  Kill(*owner, SIGKILL);
+  std::erase(live, owner);
+  kill(wallet_pid_, SIGCONT);
+  info = WaitNewOwner(live[0]->addr, t.id, owner->id);
+  ASSERT_TRUE(info.has_value()) << "nobody took the table over the second time";
+  EXPECT_EQ(info->owner_instance(), live[0]->id);
+  ASSERT_NO_FATAL_FAILURE(Reconnect(t, live[0]->addr));
+  WaitGameOver(t);
+  ExpectEventsOnceInOrder(t);
+  // The payout was re-sent by the last owner: the pot is emptied exactly once.
+  for (int i = 0; i < 100 && Balance(absl::StrCat("pot:", t.id, ":1")) != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ExpectCoins(t, /*exactly_once_records=*/false);
+  ExpectHouseAndAudit();
+}
+
+// --- c. SIGSTOP past the heartbeat: the old owner is fenced ----------------------------------
+
+TEST_F(TableE2eTest, StoppedOwnerIsFencedAndDropsTheTable) {
+  Instance& a = StartTable();
+  Instance& b = StartTable();
+  TestTable& t = SeatTable(a.addr, "fenced", R"({"game":"classic","target":1})");
+  ASSERT_TRUE(WaitEvents(t, "played", 6));
+  Kill(a, SIGSTOP);
+  std::optional<pb::TableInfo> info = WaitNewOwner(b.addr, t.id, a.id);
+  ASSERT_TRUE(info.has_value()) << "nobody took the table over";
+  EXPECT_EQ(info->owner_instance(), b.id);
+  Kill(a, SIGCONT);
+  // The old owner's next write is refused by the epoch fence: it drops the table and ends
+  // its streams with UNAVAILABLE.
+  ExpectStreamsEnded(t, grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(ListTables(a.addr), ::testing::Not(::testing::Contains(t.id)));
+  EXPECT_THAT(ListTables(b.addr), ::testing::Contains(t.id));
+  // The table on the new owner is intact: the same people in the same seats, mid-round, and
+  // nothing any client saw is missing from it.
+  absl::StatusOr<pb::TableInfo> now = GetTable(b.addr, t.id);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ(now->phase(), "playing");
+  EXPECT_EQ(now->round(), 1u);
+  for (auto& p : t.players) {
+    EXPECT_EQ(now->seats(p->seat).player(), p->name);
+    EXPECT_EQ(now->seats(p->seat).kind(), "person");
+    EXPECT_LE(p->stream().last_seq(), now->seq()) << p->name;
+  }
+  ASSERT_NO_FATAL_FAILURE(Reconnect(t, b.addr));
+  WaitGameOver(t);
+  ExpectEventsOnceInOrder(t);
+  ExpectCoins(t, /*exactly_once_records=*/false);
+  ExpectHouseAndAudit();
+}
+
+// --- g. SIGTERM hands the tables over at once ------------------------------------------------
+
+TEST_F(TableE2eTest, SigtermHandsTheTableOverWithoutWaitingForTheHeartbeat) {
+  // A long heartbeat: a takeover by expiry would take 10 s; the handover must not.
+  Instance& a = StartTable("10s");
+  Instance& b = StartTable("10s");
+  TestTable& t = SeatTable(a.addr, "drained", R"({"game":"classic","target":1})");
+  ASSERT_TRUE(WaitEvents(t, "played", 6));
+  const absl::Time start = absl::Now();
+  Kill(a, SIGTERM);
+  ExpectStreamsEnded(t, grpc::StatusCode::UNAVAILABLE);
+  std::optional<pb::TableInfo> info = WaitNewOwner(b.addr, t.id, a.id);
+  ASSERT_TRUE(info.has_value()) << "nobody took the table over";
+  EXPECT_EQ(info->owner_instance(), b.id);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "taken over by expiry, not handed over";
+  EXPECT_EQ(WaitExit(a.pid), 0);
+  a.pid = -1;
+  ASSERT_NO_FATAL_FAILURE(Reconnect(t, b.addr));
+  WaitGameOver(t);
+  ExpectEventsOnceInOrder(t);
+  ExpectCoins(t, /*exactly_once_records=*/false);
+  ExpectHouseAndAudit();
+}
+
 }  // namespace
 }  // namespace courtpiece::table_service

@@ -245,6 +245,7 @@ std::vector<std::string> AutoPlayer::faults() const {
 }
 
 void AutoPlayer::Run() {
+  if (game_over()) Leave();
   while (!stop_) {
     const size_t want = next_ + 1;
     client_->WaitFor([&](const std::vector<pb::PlayResponse>& m) { return m.size() >= want; },
@@ -261,6 +262,14 @@ void AutoPlayer::Run() {
       const size_t i = next_++;
       Handle(m[i], i);
     }
+    // A turn whose move was cut off by the end of the old stream (a failover): the new
+    // stream's catch-up has no new "turn" for it, so take it again once the catch-up is in.
+    if (turn_pending_ && !client_->ended() &&
+        !client_->WaitFor(
+            [&](const std::vector<pb::PlayResponse>& all) { return all.size() > next_; },
+            absl::Milliseconds(200))) {
+      TakeTurn(next_, /*retry=*/true);
+    }
   }
 }
 
@@ -272,6 +281,11 @@ void AutoPlayer::Handle(const pb::PlayResponse& message, size_t index) {
   if (!message.has_event()) return;
   const pb::TableEvent& e = message.event();
   const std::string& type = e.type();
+  if (type == "turn" || type == "round_result" ||
+      (e.seat() == seat_ && (type == "played" || type == "trump" || type == "hidden" ||
+                             type == "shown" || type == "asked"))) {
+    turn_pending_ = false;  // the turn was taken (maybe before a failover) or is over
+  }
   if (type == "seated" && e.player() == client_->player()) {
     seat_ = e.seat();
   } else if (type == "hand" && e.seat() == seat_) {
@@ -288,28 +302,34 @@ void AutoPlayer::Handle(const pb::PlayResponse& message, size_t index) {
   } else if (type == "turn" && e.seat() == seat_ && seat_ >= 0) {
     TakeTurn(index);
   } else if (type == "game_over") {
-    if (options_.leave_at_game_over) {
-      bool stop = false;
-      for (int attempt = 0; attempt < 20 && !stop_; ++attempt) {
-        Pace();
-        absl::StatusOr<pb::CommandResult> r =
-            client_->Send(MakeCommand("leave"), options_.command_timeout);
-        if (r.ok() && r->code() == 0) break;
-        if (!r.ok()) break;  // the stream ended: nothing to leave from here
-        absl::SleepFor(absl::Milliseconds(100));
-      }
-      (void)stop;
-    }
+    Leave();
     std::lock_guard<std::mutex> lock(mu_);
     game_over_ = true;
     cv_.notify_all();
   }
 }
 
-void AutoPlayer::TakeTurn(size_t index) {
+void AutoPlayer::Leave() {
+  if (!options_.leave_at_game_over || left_) return;
+  for (int attempt = 0; attempt < 50 && !stop_; ++attempt) {
+    Pace();
+    absl::StatusOr<pb::CommandResult> r =
+        client_->Send(MakeCommand("leave"), options_.command_timeout);
+    if (!r.ok()) return;  // the stream ended: leave again after Switch
+    if (r->code() != static_cast<int>(absl::StatusCode::kUnavailable)) {
+      // OK, or already gone (a leave applied before a failover lost its answer).
+      left_ = true;
+      return;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
+void AutoPlayer::TakeTurn(size_t index, bool retry) {
+  turn_pending_ = false;
   // A later turn, or a move of this seat, already received: this turn is over.
   std::vector<pb::PlayResponse> m = client_->messages();
-  for (size_t i = index + 1; i < m.size(); ++i) {
+  for (size_t i = retry ? m.size() : index + 1; i < m.size(); ++i) {
     if (!m[i].has_event()) continue;
     const pb::TableEvent& e = m[i].event();
     if (e.type() == "turn" || e.type() == "round_result" ||
@@ -347,7 +367,8 @@ bool AutoPlayer::Try(pb::TableCommand command, bool* stop) {
   for (int attempt = 0; attempt < 100 && !stop_; ++attempt) {
     Pace();
     absl::StatusOr<pb::CommandResult> r = client_->Send(command, options_.command_timeout);
-    if (!r.ok()) {  // the stream ended or no answer: a reconnect will bring a new turn
+    if (!r.ok()) {  // the stream ended or no answer: retry the turn on the next stream
+      turn_pending_ = true;
       *stop = true;
       return false;
     }

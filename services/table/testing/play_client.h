@@ -139,7 +139,8 @@ class AutoPlayer {
  private:
   void Run();
   void Handle(const table::v1::PlayResponse& message, size_t index);
-  void TakeTurn(size_t index);
+  void TakeTurn(size_t index, bool retry = false);
+  void Leave();
   bool Try(table::v1::TableCommand command, bool* stop);
   void Pace();
 
@@ -150,8 +151,10 @@ class AutoPlayer {
   size_t next_ = 0;
   int seat_ = -1;
   std::vector<std::string> hand_;
-  bool calling_ = false;  // the last hand was the first five (the call phase)
-  std::string led_suit_;  // suit of the current trick's first face-up card
+  bool left_ = false;
+  bool turn_pending_ = false;  // a turn interrupted by the end of its stream
+  bool calling_ = false;       // the last hand was the first five (the call phase)
+  std::string led_suit_;       // suit of the current trick's first face-up card
   std::chrono::steady_clock::time_point last_send_{};
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
