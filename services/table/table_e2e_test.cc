@@ -927,5 +927,69 @@ TEST_F(TableE2eTest, NoStreamCarriesACardItsSeatMayNotSee) {
   EXPECT_EQ(RunAudit(), 0);
 }
 
+// --- d. Redis and Postgres restarted under play ----------------------------------------------
+
+// This test restarts its servers, so it runs its own Redis and Postgres (deploy/local, on
+// free ports, in a temporary directory) instead of the shared ones.
+class TableE2eRestartTest : public TableE2eTest {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / absl::StrCat("table-e2e-", getpid());
+    std::filesystem::remove_all(dir_);
+    redis_port_ = FreePort();
+    pg_port_ = FreePort();
+    ASSERT_EQ(Script("redis.sh", "start", redis_port_, "redis", ""), 0);
+    ASSERT_EQ(Script("postgres.sh", "start", pg_port_, "pg", " --fast"), 0);
+    for (const char* name : {"COURTPIECE_TEST_REDIS_ADDR", "COURTPIECE_TEST_PG_URL"}) {
+      const char* v = std::getenv(name);
+      saved_env_[name] = v == nullptr ? "" : v;
+    }
+    setenv("COURTPIECE_TEST_REDIS_ADDR", absl::StrCat("127.0.0.1:", redis_port_).c_str(), 1);
+    setenv("COURTPIECE_TEST_PG_URL",
+           absl::StrCat("postgresql://postgres@127.0.0.1:", pg_port_, "/postgres").c_str(), 1);
+    TableE2eTest::SetUp();
+  }
+  void TearDown() override {
+    TableE2eTest::TearDown();
+    db_.reset();  // drops the database while the server still runs
+    Script("redis.sh", "stop", redis_port_, "redis", "");
+    Script("postgres.sh", "stop", pg_port_, "pg", "");
+    std::filesystem::remove_all(dir_);
+    for (const auto& [name, value] : saved_env_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  int Script(const std::string& script, const std::string& command, int port,
+             const std::string& sub, const std::string& extra) {
+    const std::string line =
+        absl::StrCat(COURTPIECE_SOURCE_DIR, "/deploy/local/", script, " ", command, " --port ",
+                     port, " --dir ", (dir_ / sub).string(), extra, " > /dev/null");
+    return std::system(line.c_str());
+  }
+
+  std::filesystem::path dir_;
+  int redis_port_ = 0, pg_port_ = 0;
+  std::map<std::string, std::string> saved_env_;
+};
+
+TEST_F(TableE2eRestartTest, RedisAndPostgresRestartedUnderPlayTheGameFinishesWithExactCoins) {
+  const Instance& a = StartTable();
+  TestTable& t = SeatTable(a.addr, "restarts", R"({"game":"classic","target":2})");
+  // Redis goes away mid-round (the tables wait and retry their saves) and comes back with
+  // its AOF.
+  ASSERT_TRUE(WaitEvents(t, "played", 6));
+  ASSERT_EQ(Script("redis.sh", "stop", redis_port_, "redis", ""), 0);
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_EQ(Script("redis.sh", "start", redis_port_, "redis", ""), 0);
+  // Postgres goes away when the round ends (the payout and the next stake wait for the
+  // wallet, which reconnects by itself).
+  ASSERT_TRUE(WaitEvents(t, "round_result", 1));
+  ASSERT_EQ(Script("postgres.sh", "stop", pg_port_, "pg", ""), 0);
+  absl::SleepFor(absl::Seconds(3));
+  ASSERT_EQ(Script("postgres.sh", "start", pg_port_, "pg", ""), 0);
+  WaitGameOver(t);
+  ExpectEventsOnceInOrder(t);
+  ExpectCoins(t, /*exactly_once_records=*/false);
+  ExpectHouseAndAudit();
+}
+
 }  // namespace
 }  // namespace courtpiece::table_service
