@@ -1,8 +1,8 @@
 // End-to-end tests of the table service: real courtpiece-table processes (one to three),
 // the real courtpiece-wallet on a fresh Postgres database (COURTPIECE_TEST_PG_URL), a real
-// Redis (COURTPIECE_TEST_REDIS_ADDR, database kRedisDb flushed per test), and the fake lobby
-// and moderation receivers in-process. Players are PlayClients driven by AutoPlayers over
-// Play. Each test ends with exact coins and a clean courtpiece-wallet-audit.
+// Redis (COURTPIECE_TEST_REDIS_ADDR, database 7 or COURTPIECE_TEST_TABLE_REDIS_DB, flushed
+// per test), and the fake lobby and moderation receivers in-process. Players are
+// PlayClients driven by AutoPlayers over Play. Each test ends with exact coins and a clean courtpiece-wallet-audit.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -54,7 +54,12 @@ using testing::StreamEnd;
 
 constexpr int64_t kGrant = 5'000;  // the wallet's starting grant
 constexpr int64_t kBet = 25;
-constexpr int kRedisDb = 7;  // this file's own Redis database, flushed before each test
+// This file's own Redis database, flushed before each test: 7, or
+// COURTPIECE_TEST_TABLE_REDIS_DB (so that two runs against one Redis do not collide).
+int RedisDb() {
+  const char* env = std::getenv("COURTPIECE_TEST_TABLE_REDIS_DB");
+  return env == nullptr ? 7 : std::atoi(env);
+}
 constexpr absl::Duration kRpc = absl::Seconds(5);
 constexpr absl::Duration kGame = absl::Seconds(150);  // a whole game, target 10 included
 
@@ -175,7 +180,7 @@ class TableE2eTest : public ::testing::Test {
   void FlushRedis() {
     absl::StatusOr<storage::RedisOptions> options = storage::ParseRedisAddr(redis_addr_);
     ASSERT_TRUE(options.ok()) << options.status();
-    options->db = kRedisDb;
+    options->db = RedisDb();
     storage::RedisClient client(*options);
     absl::StatusOr<storage::RedisReply> r = client.Command({"FLUSHDB"});
     ASSERT_TRUE(r.ok()) << r.status();
@@ -196,15 +201,16 @@ class TableE2eTest : public ::testing::Test {
         wv1::Wallet::NewStub(grpc::CreateChannel(wallet_addr_, grpc::InsecureChannelCredentials()));
   }
 
-  // Starts courtpiece-table number `n` (instance id "table-<n>") and waits until it serves.
+  // Starts courtpiece-table number n (instance id "table-<test pid>-<n>") and waits until it
+  // serves.
   Instance& StartTable(const std::string& heartbeat_ttl = "1s") {
     Instance i;
-    i.id = absl::StrCat("table-", instances_.size());
+    i.id = absl::StrCat("table-", getpid(), "-", instances_.size());
     i.addr = absl::StrCat("127.0.0.1:", FreePort());
     i.pid = Spawn(
         {BinDir() + "/courtpiece-table"},
         {"COURTPIECE_REDIS_ADDR=" + redis_addr_,
-         absl::StrCat("COURTPIECE_TABLE_REDIS_DB=", kRedisDb), "COURTPIECE_TABLE_ADDR=" + i.addr,
+         absl::StrCat("COURTPIECE_TABLE_REDIS_DB=", RedisDb()), "COURTPIECE_TABLE_ADDR=" + i.addr,
          "COURTPIECE_TABLE_INSTANCE_ID=" + i.id, "COURTPIECE_TABLE_METRICS_ADDR=off",
          "COURTPIECE_TABLE_WALLET_ADDR=" + wallet_addr_,
          "COURTPIECE_TABLE_LOBBY_ADDR=" + receivers_->address(),
