@@ -2,7 +2,8 @@
 // the real courtpiece-wallet on a fresh Postgres database (COURTPIECE_TEST_PG_URL), a real
 // Redis (COURTPIECE_TEST_REDIS_ADDR, database 7 or COURTPIECE_TEST_TABLE_REDIS_DB, flushed
 // per test), and the fake lobby and moderation receivers in-process. Players are
-// PlayClients driven by AutoPlayers over Play. Each test ends with exact coins and a clean courtpiece-wallet-audit.
+// PlayClients driven by AutoPlayers over Play. Each test ends with exact coins and a clean
+// courtpiece-wallet-audit.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
