@@ -3,6 +3,7 @@
 // SIGTERM/SIGINT, then hands its tables over (docs/table-service.md) and drains.
 //
 //   COURTPIECE_REDIS_ADDR                 Redis HOST:PORT (required)
+//   COURTPIECE_TABLE_REDIS_DB             Redis database index (SELECT)   (default 0)
 //   COURTPIECE_TABLE_ADDR                 gRPC listen HOST:PORT           (default 0.0.0.0:7002)
 //   COURTPIECE_TABLE_ADVERTISE_ADDR       what peers and gateways dial    (default
 //                                         127.0.0.1:<bound port>)
@@ -56,7 +57,7 @@ constexpr int kReceiveMessageBytesMax = 16 * 1024;
 struct Config {
   std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
   std::string wallet_addr, lobby_addr, moderation_addr;
-  int workers = 2, tables_max = 20'000, redis_connections = 0;
+  int workers = 2, tables_max = 20'000, redis_connections = 0, redis_db = 0;
   absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace;
   StreamLimits limits;
   common::LogLevel log_level = common::LogLevel::kInfo;
@@ -66,6 +67,7 @@ absl::StatusOr<Config> ReadConfig() {
   common::EnvConfig env;
   Config c;
   c.redis_addr = env.RequiredString("COURTPIECE_REDIS_ADDR");
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_TABLE_REDIS_DB", 0, 0, 1023));
   c.listen_address = env.ListenAddress("COURTPIECE_TABLE_ADDR", "0.0.0.0:7002");
   c.advertise_address = env.String("COURTPIECE_TABLE_ADVERTISE_ADDR", "");
   c.instance_id = env.String("COURTPIECE_TABLE_INSTANCE_ID", "");
@@ -121,6 +123,7 @@ int Run() {
     log.Error("bad configuration", {{"status", redis.status()}});
     return 2;
   }
+  redis->db = config->redis_db;
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "table", .listen_address = config->metrics_address});
   if (!metrics.ok()) {
@@ -140,14 +143,14 @@ int Run() {
   const std::string& listen = config->listen_address;
   const int port = std::stoi(listen.substr(listen.rfind(':') + 1));
   if (port == 0 && config->advertise_address.empty()) {
-    log.Error("bad configuration", {{"status", "COURTPIECE_TABLE_ADDR with port 0 needs "
-                                               "COURTPIECE_TABLE_ADVERTISE_ADDR"}});
+    log.Error("bad configuration", {{"status",
+                                     "COURTPIECE_TABLE_ADDR with port 0 needs "
+                                     "COURTPIECE_TABLE_ADVERTISE_ADDR"}});
     return 2;
   }
   HostOptions host_options;
-  host_options.instance_addr = config->advertise_address.empty()
-                                   ? absl::StrCat("127.0.0.1:", port)
-                                   : config->advertise_address;
+  host_options.instance_addr = config->advertise_address.empty() ? absl::StrCat("127.0.0.1:", port)
+                                                                 : config->advertise_address;
   host_options.instance_id = config->instance_id.empty()
                                  ? DefaultInstanceId(host_options.instance_addr)
                                  : config->instance_id;
@@ -158,13 +161,13 @@ int Run() {
   host_options.rpc_timeout_ms = absl::ToInt64Milliseconds(config->rpc_timeout);
   host_options.adopt_grace_ms = absl::ToInt64Milliseconds(config->adopt_grace);
   std::unique_ptr<common::GrpcServer> server;
-  auto host = std::make_unique<TableHost>(host_options, RealClock::Instance(), store, wallet, records,
-                                     engines, seeds, &table_metrics);
+  auto host = std::make_unique<TableHost>(host_options, RealClock::Instance(), store, wallet,
+                                          records, engines, seeds, &table_metrics);
   auto service = std::make_unique<TableServiceImpl>(*host, &table_metrics, config->limits);
-  absl::StatusOr<std::unique_ptr<common::GrpcServer>> started = common::GrpcServer::Start(
-      {.listen_address = config->listen_address,
-       .max_receive_message_bytes = kReceiveMessageBytesMax},
-      {service.get()}, **metrics);
+  absl::StatusOr<std::unique_ptr<common::GrpcServer>> started =
+      common::GrpcServer::Start({.listen_address = config->listen_address,
+                                 .max_receive_message_bytes = kReceiveMessageBytesMax},
+                                {service.get()}, **metrics);
   if (!started.ok()) {
     log.Error("gRPC server failed", {{"status", started.status()}});
     return 1;
