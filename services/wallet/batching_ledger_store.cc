@@ -1,0 +1,145 @@
+#include "services/wallet/batching_ledger_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace courtpiece::wallet {
+namespace {
+
+constexpr int kTransfersMax = 1000;
+constexpr absl::Duration kWaitMax = absl::Milliseconds(100);
+constexpr int kBatchesInFlightMax = 64;
+// A queued caller re-checks its deadline at least this often (the injected clock may be a
+// fake one that does not move with real time).
+constexpr absl::Duration kDeadlineRecheck = absl::Seconds(1);
+
+std::chrono::nanoseconds ToChrono(absl::Duration d) {
+  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(std::max(d, absl::ZeroDuration())));
+}
+
+}  // namespace
+
+BatchingLedgerStore::BatchingLedgerStore(LedgerStore& inner, const Clock& clock,
+                                         BatchOptions options)
+    : inner_(inner), clock_(clock), options_(options) {}
+
+absl::Status BatchingLedgerStore::ValidateOptions(const BatchOptions& o) {
+  if (o.transfers_max < 1 || o.transfers_max > kTransfersMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size must be in 1..", kTransfersMax, " transfers"));
+  }
+  if (o.wait_max < absl::ZeroDuration() || o.wait_max > kWaitMax) {
+    return absl::InvalidArgumentError("batch wait must be in 0..100ms");
+  }
+  if (o.batches_in_flight_max < 1 || o.batches_in_flight_max > kBatchesInFlightMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batches in flight must be in 1..", kBatchesInFlightMax));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BatchingLedgerStore::EnsureHouseShards(int shard_count, absl::Time deadline) {
+  return inner_.EnsureHouseShards(shard_count, deadline);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> BatchingLedgerStore::ApplyBatch(
+    const std::vector<const TransferRecord*>& transfers, absl::Time deadline) {
+  return inner_.ApplyBatch(transfers, deadline);
+}
+
+absl::StatusOr<int64_t> BatchingLedgerStore::Balance(absl::string_view account_id,
+                                                     absl::Time deadline) {
+  return inner_.Balance(account_id, deadline);
+}
+
+absl::StatusOr<std::vector<LedgerEntry>> BatchingLedgerStore::History(absl::string_view account_id,
+                                                                      int64_t before_entry_id,
+                                                                      int limit,
+                                                                      absl::Time deadline) {
+  return inner_.History(account_id, before_entry_id, limit, deadline);
+}
+
+absl::StatusOr<AppliedTransfer> BatchingLedgerStore::Apply(const TransferRecord& transfer,
+                                                           absl::Time deadline) {
+  Waiter self;
+  self.record = &transfer;
+  self.deadline = deadline;
+  std::unique_lock<std::mutex> lock(mu_);
+  queue_.push_back(&self);
+  changed_.notify_all();
+  while (!self.done) {
+    if (!self.taken) {
+      const absl::Time now = clock_.Now();
+      if (now >= deadline) {
+        queue_.erase(std::find(queue_.begin(), queue_.end(), &self));
+        changed_.notify_all();
+        return absl::DeadlineExceededError("deadline passed while waiting for a batch");
+      }
+      if (in_flight_ < options_.batches_in_flight_max && queue_.front() == &self) {
+        Lead(lock);  // takes `self` first: it is at the head
+        continue;
+      }
+      changed_.wait_for(lock, ToChrono(std::min(deadline - now, kDeadlineRecheck)));
+    } else {
+      changed_.wait(lock);
+    }
+  }
+  return std::move(self.result);
+}
+
+void BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock) {
+  ++in_flight_;
+  const size_t transfers_max = static_cast<size_t>(options_.transfers_max);
+  if (options_.wait_max > absl::ZeroDuration()) {
+    changed_.wait_for(lock, ToChrono(options_.wait_max),
+                      [&] { return queue_.size() >= transfers_max; });
+  }
+  // Take the batch; a transfer whose deadline has passed is answered without being sent.
+  std::vector<Waiter*> batch;
+  const absl::Time now = clock_.Now();
+  while (!queue_.empty() && batch.size() < transfers_max) {
+    Waiter* w = queue_.front();
+    queue_.pop_front();
+    w->taken = true;
+    if (now >= w->deadline) {
+      w->result = absl::DeadlineExceededError("deadline passed while waiting for a batch");
+      w->done = true;
+    } else {
+      batch.push_back(w);
+    }
+  }
+  // The next head may lead a batch of its own if another may be in flight.
+  changed_.notify_all();
+  if (!batch.empty()) {
+    std::vector<const TransferRecord*> records;
+    absl::Time deadline = absl::InfinitePast();
+    for (const Waiter* w : batch) {
+      records.push_back(w->record);
+      deadline = std::max(deadline, w->deadline);
+    }
+    lock.unlock();
+    absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> results =
+        inner_.ApplyBatch(records, deadline);
+    if (results.ok() && results->size() != batch.size()) {
+      results = absl::InternalError(
+          absl::StrCat("the store answered ", results->size(), " of ", batch.size(), " transfers"));
+    }
+    lock.lock();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch[i]->result = results.ok() ? std::move((*results)[i]) : results.status();
+      batch[i]->done = true;
+    }
+  }
+  --in_flight_;
+  changed_.notify_all();
+}
+
+void BatchingLedgerStore::WaitUntilQueuedForTest(int count) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return queue_.size() == static_cast<size_t>(count); });
+}
+
+}  // namespace courtpiece::wallet
