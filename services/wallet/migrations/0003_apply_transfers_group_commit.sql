@@ -24,17 +24,19 @@
 --      nothing but its own inserts of smaller ids.
 --   2. Lock: every account of the batch is locked in ascending id order (one SELECT ...
 --      ORDER BY ... FOR NO KEY UPDATE, the lock an UPDATE of the balance takes).
---   3. Items, in ascending key order (items with one key in arrival order), each in its
---      own subtransaction (a block with an exception handler, as 0002): insert the
---      transfers row ON CONFLICT DO NOTHING (an earlier item with the same key, or a
---      concurrent batch holding the key, is waited for), then move the balances. Only key
---      inserts can wait in this phase; the account rows are already held.
+--   3. Items, in ascending key order (items with one key in arrival order). Check, then
+--      write: look the key up (found: replay or key_conflict, nothing written); check every
+--      posting against the balances, which nobody else can change now (refused: overdraft
+--      or unknown, nothing written); only then insert the transfers row ON CONFLICT DO
+--      NOTHING (a concurrent batch that inserted the same key meanwhile is waited for, and
+--      then replayed) and move all balances and append all entries in one statement. Only
+--      key inserts can wait in this phase; the account rows are already held.
 --   4. Accounts created in phase 1 that no applied item credited (every item touching them
 --      was refused) are deleted again: a refused transfer leaves no pot behind.
--- A refused item raises CP010 inside its block, which undoes its transfers row and its
--- balance moves; its locks on account rows stay (they belong to the batch) until commit.
--- An account created in phase 1 but not yet credited by an applied item is "unknown" to
--- an item that debits it, as it would be without batching.
+-- A refused item writes nothing (no subtransaction is needed: nothing to undo). An account
+-- created in phase 1 but not yet credited by an applied item is "unknown" to an item that
+-- debits it, as it would be without batching. Any error (not an outcome) fails the whole
+-- statement, so the batch is all or nothing as a statement.
 CREATE OR REPLACE FUNCTION wallet.apply_transfers(
     p_keys text[], p_fingerprints text[], p_table_ids text[], p_rounds bigint[],
     p_reasons text[], p_post_items int[], p_accounts text[], p_amounts bigint[],
@@ -52,13 +54,6 @@ DECLARE
   v_id bigint;
   v_fingerprint text;
   v_created timestamptz;
-  v_account text;
-  v_amount bigint;
-  v_create boolean;
-  v_balance bigint;
-  v_accounts text[];
-  v_amounts bigint[];
-  v_balances bigint[];
   v_refused_account text;
 BEGIN
   IF coalesce(cardinality(p_fingerprints), 0) <> v_n OR coalesce(cardinality(p_table_ids), 0) <> v_n
@@ -90,80 +85,69 @@ BEGIN
   PERFORM 1 FROM wallet.accounts a WHERE a.id = ANY (p_accounts)
     ORDER BY a.id COLLATE "C" FOR NO KEY UPDATE;
 
-  -- 3. Items, ascending key.
+  -- 3. Items, ascending key. Check, then write: a refused item writes nothing, so no
+  -- subtransaction is needed (every account row is held since phase 2, so the balances
+  -- read by the check cannot change before the write).
   FOR v_item IN
     SELECT k.i FROM unnest(p_keys) WITH ORDINALITY AS k(key, i) ORDER BY k.key COLLATE "C", k.i
   LOOP
-    v_outcome := 'ok';
     v_id := NULL;
-    v_created := NULL;
-    v_refused_account := NULL;
-    v_accounts := '{}';
-    v_amounts := '{}';
-    v_balances := '{}';
-    BEGIN
+    -- The key applied before (by an earlier item of this batch, too): replay or conflict.
+    SELECT t.id, t.fingerprint, t.created_at INTO v_id, v_fingerprint, v_created
+      FROM wallet.transfers t WHERE t.idempotency_key = p_keys[v_item];
+    IF v_id IS NULL THEN
+      -- The first refusing posting in account order, as 0002 applied them one by one.
+      SELECT r.acc, r.refusal INTO v_refused_account, v_outcome
+        FROM (SELECT p.acc,
+                     CASE WHEN a.id IS NULL THEN 'unknown'
+                          WHEN NOT p.cr AND a.id = ANY (v_created_accounts) AND NOT EXISTS (
+                                 SELECT 1 FROM wallet.entries e WHERE e.account_id = a.id)
+                            THEN 'unknown'  -- created by this batch, not yet credited
+                          WHEN a.kind <> 'house' AND a.balance + p.amt < 0 THEN 'overdraft'
+                     END AS refusal
+                FROM unnest(p_post_items, p_accounts, p_amounts, p_creates) AS p(it, acc, amt, cr)
+                LEFT JOIN wallet.accounts a ON a.id = p.acc
+               WHERE p.it = v_item) AS r
+       WHERE r.refusal IS NOT NULL
+       ORDER BY r.acc COLLATE "C" LIMIT 1;
+      IF FOUND THEN
+        RETURN QUERY SELECT v_item, v_outcome, NULL::bigint, false, NULL::timestamptz,
+                            v_refused_account, NULL::bigint;
+        CONTINUE;
+      END IF;
       INSERT INTO wallet.transfers AS t (idempotency_key, fingerprint, table_id, round, reason)
         VALUES (p_keys[v_item], p_fingerprints[v_item], p_table_ids[v_item], p_rounds[v_item],
                 p_reasons[v_item])
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.id, t.created_at INTO v_id, v_created;
-      IF v_id IS NULL THEN
-        SELECT t.id, t.fingerprint, t.created_at INTO v_id, v_fingerprint, v_created
-          FROM wallet.transfers t WHERE t.idempotency_key = p_keys[v_item];
-        v_outcome := CASE WHEN v_fingerprint = p_fingerprints[v_item] THEN 'replay'
-                          ELSE 'key_conflict' END;
-      ELSE
-        FOR v_account, v_amount, v_create IN
-          SELECT p.acc, p.amt, p.cr
-            FROM unnest(p_post_items, p_accounts, p_amounts, p_creates) AS p(it, acc, amt, cr)
-           WHERE p.it = v_item ORDER BY p.acc COLLATE "C"
-        LOOP
-          IF v_create THEN
-            -- Exists since phase 1 (created there or before); a credit needs no check.
-            UPDATE wallet.accounts a SET balance = a.balance + v_amount
-              WHERE a.id = v_account RETURNING a.balance INTO v_balance;
-            IF NOT FOUND THEN
-              RAISE EXCEPTION 'apply_transfers: creatable account % missing', v_account;
-            END IF;
-          ELSE
-            UPDATE wallet.accounts a SET balance = a.balance + v_amount
-              WHERE a.id = v_account AND (a.kind = 'house' OR a.balance + v_amount >= 0)
-              RETURNING a.balance INTO v_balance;
-            IF NOT FOUND THEN
-              v_refused_account := v_account;
-              v_outcome := CASE
-                WHEN NOT EXISTS (SELECT 1 FROM wallet.accounts a WHERE a.id = v_account) THEN 'unknown'
-                WHEN v_account = ANY (v_created_accounts) AND NOT EXISTS (
-                       SELECT 1 FROM wallet.entries e WHERE e.account_id = v_account) THEN 'unknown'
-                ELSE 'overdraft' END;
-              RAISE EXCEPTION USING ERRCODE = 'CP010', MESSAGE = 'transfer refused: ' || v_outcome;
-            END IF;
-          END IF;
-          v_accounts := v_accounts || v_account;
-          v_amounts := v_amounts || v_amount;
-          v_balances := v_balances || v_balance;
-        END LOOP;
-        INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
-          SELECT v_id, x.acc, x.amt, x.bal
-            FROM unnest(v_accounts, v_amounts, v_balances) AS x(acc, amt, bal);
+      IF v_id IS NOT NULL THEN
+        -- All balances and entries of the item in one statement.
+        RETURN QUERY
+          WITH moved AS (
+            UPDATE wallet.accounts a SET balance = a.balance + p.amt
+              FROM unnest(p_post_items, p_accounts, p_amounts) AS p(it, acc, amt)
+             WHERE p.it = v_item AND a.id = p.acc
+            RETURNING a.id AS acc, p.amt, a.balance AS bal),
+          appended AS (
+            INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
+              SELECT v_id, m.acc, m.amt, m.bal FROM moved m
+            RETURNING 1)
+          SELECT v_item, 'ok'::text, v_id, false, v_created, m.acc::text, m.bal
+            FROM moved m ORDER BY m.acc COLLATE "C";
+        CONTINUE;
       END IF;
-    EXCEPTION WHEN SQLSTATE 'CP010' THEN
-      NULL;  -- everything the block wrote is undone; v_outcome names the refusal
-    END;
-    -- Rows are emitted only here, after the block: rows returned inside a block that is
-    -- then rolled back would stay in the result.
-    IF v_outcome = 'ok' THEN
-      RETURN QUERY SELECT v_item, 'ok'::text, v_id, false, v_created, x.acc, x.bal
-        FROM unnest(v_accounts, v_balances) AS x(acc, bal);
-    ELSIF v_outcome = 'replay' THEN
+      -- A concurrent batch committed the key after the lookup above (the insert waited for
+      -- it): replay or conflict, as below.
+      SELECT t.id, t.fingerprint, t.created_at INTO v_id, v_fingerprint, v_created
+        FROM wallet.transfers t WHERE t.idempotency_key = p_keys[v_item];
+    END IF;
+    IF v_fingerprint = p_fingerprints[v_item] THEN
       RETURN QUERY SELECT v_item, 'ok'::text, v_id, true, v_created, e.account_id::text,
                           e.balance_after
         FROM wallet.entries e WHERE e.transfer_id = v_id ORDER BY e.account_id;
-    ELSIF v_outcome = 'key_conflict' THEN
-      RETURN QUERY SELECT v_item, v_outcome, v_id, true, v_created, NULL::text, NULL::bigint;
     ELSE
-      RETURN QUERY SELECT v_item, v_outcome, NULL::bigint, false, NULL::timestamptz,
-                          v_refused_account, NULL::bigint;
+      RETURN QUERY SELECT v_item, 'key_conflict'::text, v_id, true, v_created, NULL::text,
+                          NULL::bigint;
     END IF;
   END LOOP;
 
