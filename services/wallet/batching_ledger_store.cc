@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -71,47 +74,76 @@ absl::StatusOr<AppliedTransfer> BatchingLedgerStore::Apply(const TransferRecord&
   queue_.push_back(&self);
   changed_.notify_all();
   while (!self.done) {
-    if (!self.taken) {
-      const absl::Time now = clock_.Now();
-      if (now >= deadline) {
-        queue_.erase(std::find(queue_.begin(), queue_.end(), &self));
-        changed_.notify_all();
-        return absl::DeadlineExceededError("deadline passed while waiting for a batch");
-      }
-      if (in_flight_ < options_.batches_in_flight_max && queue_.front() == &self) {
-        Lead(lock);  // takes `self` first: it is at the head
-        continue;
-      }
-      changed_.wait_for(lock, ToChrono(std::min(deadline - now, kDeadlineRecheck)));
-    } else {
+    if (self.taken) {
       changed_.wait(lock);
+      continue;
     }
+    const absl::Time now = clock_.Now();
+    if (now >= deadline) {
+      queue_.erase(std::find(queue_.begin(), queue_.end(), &self));
+      changed_.notify_all();
+      return absl::DeadlineExceededError("deadline passed while waiting for a batch");
+    }
+    if (in_flight_ < options_.batches_in_flight_max && IsNextLeader(self) && Lead(lock, self)) {
+      continue;
+    }
+    changed_.wait_for(lock, ToChrono(std::min(deadline - now, kDeadlineRecheck)));
   }
   return std::move(self.result);
 }
 
-void BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock) {
+bool BatchingLedgerStore::IsNextLeader(const Waiter& self) const {
+  for (const Waiter* w : queue_) {
+    if (!w->leading) return w == &self;
+  }
+  return false;
+}
+
+std::vector<size_t> BatchingLedgerStore::Eligible() const {
+  const size_t transfers_max = static_cast<size_t>(options_.transfers_max);
+  std::set<std::string_view> skipped_accounts;
+  std::vector<size_t> out;
+  for (size_t i = 0; i < queue_.size() && out.size() < transfers_max; ++i) {
+    const std::vector<Posting>& postings = queue_[i]->record->postings;
+    const bool conflict = std::any_of(postings.begin(), postings.end(), [&](const Posting& p) {
+      return busy_accounts_.contains(p.account_id) || skipped_accounts.contains(p.account_id);
+    });
+    if (conflict) {
+      for (const Posting& p : postings) skipped_accounts.insert(p.account_id);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self) {
+  if (Eligible().empty()) return false;
+  self.leading = true;
   ++in_flight_;
   const size_t transfers_max = static_cast<size_t>(options_.transfers_max);
   if (options_.wait_max > absl::ZeroDuration()) {
     changed_.wait_for(lock, ToChrono(options_.wait_max),
-                      [&] { return queue_.size() >= transfers_max; });
+                      [&] { return Eligible().size() >= transfers_max; });
   }
   // Take the batch; a transfer whose deadline has passed is answered without being sent.
   std::vector<Waiter*> batch;
+  std::set<std::string> accounts;  // of the batch, busy until it is committed
   const absl::Time now = clock_.Now();
-  while (!queue_.empty() && batch.size() < transfers_max) {
-    Waiter* w = queue_.front();
-    queue_.pop_front();
+  for (size_t i : Eligible()) {
+    Waiter* w = queue_[i];
     w->taken = true;
     if (now >= w->deadline) {
       w->result = absl::DeadlineExceededError("deadline passed while waiting for a batch");
       w->done = true;
-    } else {
-      batch.push_back(w);
+      continue;
     }
+    batch.push_back(w);
+    for (const Posting& p : w->record->postings) accounts.insert(p.account_id);
   }
-  // The next head may lead a batch of its own if another may be in flight.
+  std::erase_if(queue_, [](const Waiter* w) { return w->taken; });
+  for (const std::string& a : accounts) ++busy_accounts_[a];
+  // Another waiter may lead a batch of its own if another may be in flight.
   changed_.notify_all();
   if (!batch.empty()) {
     std::vector<const TransferRecord*> records;
@@ -133,8 +165,14 @@ void BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock) {
       batch[i]->done = true;
     }
   }
+  for (const std::string& a : accounts) {
+    auto it = busy_accounts_.find(a);
+    if (--it->second == 0) busy_accounts_.erase(it);
+  }
+  self.leading = false;
   --in_flight_;
   changed_.notify_all();
+  return true;
 }
 
 void BatchingLedgerStore::WaitUntilQueuedForTest(int count) {

@@ -3,12 +3,17 @@
 // statement, one transaction, one WAL flush for the whole batch).
 //
 // How a batch forms (leader/follower, no thread of its own): a call queues its transfer.
-// The call at the head of the queue becomes the leader when fewer than
-// `batches_in_flight_max` batches are being committed; it waits up to `wait_max` (real
-// time) for the queue to reach `transfers_max`, then takes up to `transfers_max` queued
-// transfers, commits them with one ApplyBatch, hands every caller its own result and wakes
-// them. Transfers that arrive while a batch is being committed queue up for the next one,
-// so under load batches fill by themselves even with wait_max = 0.
+// While fewer than `batches_in_flight_max` batches are being committed, the first queued
+// caller not already leading becomes the leader: it waits up to `wait_max` (real time) for
+// `transfers_max` transfers to be eligible, takes up to `transfers_max` of them, commits
+// them with one ApplyBatch, hands every caller its own result and wakes them. Transfers
+// that arrive while a batch is being committed queue up for the next one, so under load
+// batches fill by themselves even with wait_max = 0.
+// Batches in flight together never share an account: a transfer touching an account of a
+// batch in flight waits for it (and so does every later transfer touching its accounts,
+// so each account sees its transfers in arrival order). Concurrent batches therefore do
+// not wait for each other's row locks in Postgres (held until after the commit's WAL
+// flush), so one batch's CPU work overlaps another's flush.
 //
 // Outcomes are per transfer, exactly as Apply on the inner store would give them (see
 // LedgerStore::ApplyBatch); an error of the whole batch (e.g. Unavailable: connection lost,
@@ -24,7 +29,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "courtpiece/common/clock.h"
@@ -64,13 +72,21 @@ class BatchingLedgerStore final : public LedgerStore {
   struct Waiter {
     const TransferRecord* record = nullptr;
     absl::Time deadline;
-    bool taken = false;  // in a batch (or answered DeadlineExceeded by a leader)
+    bool taken = false;    // in a batch (or answered DeadlineExceeded by a leader)
+    bool leading = false;  // its thread is leading a batch (maybe without its own transfer)
     bool done = false;
     absl::StatusOr<AppliedTransfer> result;
   };
-  // Leads one batch: called with `lock` held by the waiter at the head of the queue;
-  // returns with `lock` held and that waiter (and every other one taken) done.
-  void Lead(std::unique_lock<std::mutex>& lock);
+  // The first queued waiter not already leading leads the next batch.
+  bool IsNextLeader(const Waiter& self) const /* requires mu_ */;
+  // Queue positions a new batch may take now, at most transfers_max: in queue order,
+  // skipping every transfer that shares an account with a batch in flight or with an
+  // earlier skipped transfer (so transfers touching one account are sent in arrival order,
+  // and a skipped one is never overtaken on its accounts).
+  std::vector<size_t> Eligible() const /* requires mu_ */;
+  // Leads one batch with `lock` held by `self`; false (nothing done) if nothing is eligible.
+  // Returns with `lock` held.
+  bool Lead(std::unique_lock<std::mutex>& lock, Waiter& self) /* requires mu_ */;
 
   LedgerStore& inner_;
   const Clock& clock_;
@@ -80,6 +96,8 @@ class BatchingLedgerStore final : public LedgerStore {
   std::condition_variable changed_;  // queue or in-flight count changed, results ready
   std::deque<Waiter*> queue_;        // guarded by mu_
   int in_flight_ = 0;                // guarded by mu_
+  // Accounts of the batches in flight (with how many batches hold each), guarded by mu_.
+  std::map<std::string, int, std::less<>> busy_accounts_;
 };
 
 }  // namespace courtpiece::wallet

@@ -5,6 +5,7 @@
 // queues more transfers, and the test waits on the batcher's queue, not on time.
 #include "services/wallet/batching_ledger_store.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -294,16 +295,55 @@ TEST_F(BatchingTest, BatchesHoldAtMostTransfersMax) {
 
 TEST_F(BatchingTest, BatchesInFlightMaxLetsAnotherBatchCommitAlongside) {
   Start({.transfers_max = 32, .batches_in_flight_max = 2});
-  HoldABatch();
-  Send(Pay("k1", "player:alice", "player:bob", 10), 1);
+  HoldABatch();  // carol -> bob
+  Send(Pay("k1", "player:alice", "house", 10), 1);
   gate_.WaitUntilHeld(2);  // the second batch is being committed beside the first
-  Send(Pay("k2", "player:alice", "player:bob", 10), 2);
+  Send(Pay("k2", "player:alice", "house", 10), 2);
   batching_->WaitUntilQueuedForTest(1);  // a third has to wait
   gate_.Open();
   JoinAll();
   EXPECT_THAT(store_.BatchSizes(), ElementsAre(1, 1, 1, 1, 1, 1));
   for (int i = 0; i <= 2; ++i) EXPECT_TRUE(results_[i].ok()) << i;
   EXPECT_EQ(BalanceOf("player:alice"), 980);
+}
+
+// Batches in flight together never share an account: a transfer touching an account of
+// the batch in flight waits (so does a later one sharing an account with it: arrival order
+// per account), while a transfer on other accounts goes ahead in a batch of its own.
+TEST_F(BatchingTest, ATransferOnAnAccountInFlightWaitsAndKeepsItsOrder) {
+  Start({.transfers_max = 32, .batches_in_flight_max = 2});
+  ASSERT_TRUE(ledger_->OpenAccount("dave", Deadline()).ok());
+  HoldABatch();                                          // carol -> bob, in flight
+  Send(Pay("kc", "player:alice", "player:bob", 10), 1);  // bob is in flight
+  batching_->WaitUntilQueuedForTest(1);
+  Send(Pay("kd", "player:alice", "player:dave", 5), 2);  // alice is behind kc
+  batching_->WaitUntilQueuedForTest(2);
+  // A transfer sharing an account (dave) with the waiting kd would wait too; this one
+  // shares none.
+  Send(Pay("ke", "house", "pot:t1:1", 7), 3);  // free accounts: goes now, overtaking
+  gate_.WaitUntilHeld(2);
+  batching_->WaitUntilQueuedForTest(2);  // kc and kd still wait
+  gate_.Open();
+  JoinAll();
+  // The gate releases the two held batches together, so ke's may reach the store before
+  // or after the blocker's and kc+kd's; kc and kd went together once bob was free, in
+  // arrival order, after the blocker.
+  const std::vector<int> sizes = store_.BatchSizes();
+  ASSERT_EQ(sizes.size(), 7u);
+  EXPECT_THAT(std::vector<int>(sizes.begin() + 4, sizes.end()),
+              ::testing::UnorderedElementsAre(1, 1, 2));
+  const std::vector<std::string> keys = store_.ReceivedKeys();
+  ASSERT_EQ(keys.size(), 8u);
+  const auto at = [&](const std::string& key) { return std::find(keys.begin(), keys.end(), key); };
+  EXPECT_LT(at("blocker"), at("kc"));
+  EXPECT_EQ(at("kc") + 1, at("kd"));
+  EXPECT_NE(at("ke"), keys.end());
+  for (int i = 0; i <= 3; ++i) EXPECT_TRUE(results_[i].ok()) << i << " " << results_[i].status();
+  EXPECT_EQ(BalanceOf("player:alice"), 985);
+  EXPECT_EQ(BalanceOf("player:bob"), 1011);
+  EXPECT_EQ(BalanceOf("player:dave"), 1005);
+  EXPECT_EQ(BalanceOf("pot:t1:1"), 7);
+  EXPECT_EQ(BalanceOf("house"), -4007);
 }
 
 TEST(BatchOptionsTest, OutOfRangeIsInvalidArgument) {
