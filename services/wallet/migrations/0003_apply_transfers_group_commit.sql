@@ -55,6 +55,14 @@ DECLARE
   v_fingerprint text;
   v_created timestamptz;
   v_refused_account text;
+  v_locked text[];
+  v_fast boolean := false;
+  v_all_ok boolean;
+  v_ids bigint[];
+  v_f_items int[];
+  v_f_accounts text[];
+  v_f_amounts bigint[];
+  v_f_balances bigint[];
 BEGIN
   IF coalesce(cardinality(p_fingerprints), 0) <> v_n OR coalesce(cardinality(p_table_ids), 0) <> v_n
      OR coalesce(cardinality(p_rounds), 0) <> v_n OR coalesce(cardinality(p_reasons), 0) <> v_n
@@ -81,15 +89,84 @@ BEGIN
       RETURNING a.id)
   SELECT coalesce(array_agg(inserted.id), '{}') INTO v_created_accounts FROM inserted;
 
-  -- 2. Lock every account of the batch, ascending id.
-  PERFORM 1 FROM wallet.accounts a WHERE a.id = ANY (p_accounts)
-    ORDER BY a.id COLLATE "C" FOR NO KEY UPDATE;
+  -- 2. Lock every account of the batch, ascending id. Only these rows are used below: an
+  -- account another batch creates and commits after this point (invisible here) is
+  -- unknown to this batch, as if this batch ran first, and is never written unlocked.
+  SELECT coalesce(array_agg(l.id), '{}') INTO v_locked
+    FROM (SELECT a.id FROM wallet.accounts a WHERE a.id = ANY (p_accounts)
+           ORDER BY a.id COLLATE "C" FOR NO KEY UPDATE) AS l;
 
-  -- 3. Items, ascending key. Check, then write: a refused item writes nothing, so no
+  -- 3a. Fast path, the common case: distinct keys none of which was used before, every
+  -- account there (no account created by this batch is debited) and no non-house balance
+  -- below zero after any item, in key order. Then every item is applied, exactly as the
+  -- item loop below would apply them, with three statements for the whole batch; the
+  -- balance after each posting is the running sum over the batch in key order.
+  IF v_n = (SELECT count(DISTINCT k.key) FROM unnest(p_keys) AS k(key))
+     AND NOT EXISTS (SELECT 1 FROM wallet.transfers t WHERE t.idempotency_key = ANY (p_keys)) THEN
+    WITH ranked AS (
+      SELECT u.i, row_number() OVER (ORDER BY u.key COLLATE "C", u.i) AS rank
+        FROM unnest(p_keys) WITH ORDINALITY AS u(key, i)),
+    post AS (
+      SELECT p.it, p.acc, p.amt, r.rank,
+             coalesce(a.id = ANY (v_locked)
+                      AND (p.cr OR NOT (p.acc = ANY (v_created_accounts)))
+                      AND (a.kind = 'house'
+                           OR a.balance + sum(p.amt) OVER (PARTITION BY p.acc ORDER BY r.rank
+                                                           ROWS UNBOUNDED PRECEDING) >= 0),
+                      false) AS ok,
+             a.balance + sum(p.amt) OVER (PARTITION BY p.acc ORDER BY r.rank
+                                          ROWS UNBOUNDED PRECEDING) AS bal
+        FROM unnest(p_post_items, p_accounts, p_amounts, p_creates) AS p(it, acc, amt, cr)
+        JOIN ranked r ON r.i = p.it
+        LEFT JOIN wallet.accounts a ON a.id = p.acc)
+    SELECT bool_and(post.ok),
+           array_agg(post.it ORDER BY post.rank, post.acc COLLATE "C"),
+           array_agg(post.acc ORDER BY post.rank, post.acc COLLATE "C"),
+           array_agg(post.amt ORDER BY post.rank, post.acc COLLATE "C"),
+           array_agg(post.bal ORDER BY post.rank, post.acc COLLATE "C")
+      INTO v_all_ok, v_f_items, v_f_accounts, v_f_amounts, v_f_balances
+      FROM post;
+    IF v_all_ok THEN
+      BEGIN
+        -- Keys inserted in ascending order (the global lock order); a concurrent batch
+        -- that inserted one of them meanwhile makes this a unique violation: then this
+        -- block is undone and the item loop sorts the batch out (replaying that key).
+        WITH ins AS (
+          INSERT INTO wallet.transfers AS t (idempotency_key, fingerprint, table_id, round, reason)
+            SELECT p_keys[u.i], p_fingerprints[u.i], p_table_ids[u.i], p_rounds[u.i],
+                   p_reasons[u.i]
+              FROM unnest(p_keys) WITH ORDINALITY AS u(key, i)
+             ORDER BY u.key COLLATE "C", u.i
+            RETURNING t.id, t.idempotency_key, t.created_at)
+        SELECT array_agg(ins.id ORDER BY u.i), min(ins.created_at) INTO v_ids, v_created
+          FROM ins JOIN unnest(p_keys) WITH ORDINALITY AS u(key, i)
+            ON u.key = ins.idempotency_key;
+        UPDATE wallet.accounts a SET balance = a.balance + d.delta
+          FROM (SELECT p.acc, sum(p.amt) AS delta
+                  FROM unnest(p_accounts, p_amounts) AS p(acc, amt) GROUP BY p.acc) AS d
+         WHERE a.id = d.acc;
+        INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after)
+          SELECT v_ids[f.it], f.acc, f.amt, f.bal
+            FROM unnest(v_f_items, v_f_accounts, v_f_amounts, v_f_balances)
+                 WITH ORDINALITY AS f(it, acc, amt, bal, n)
+           ORDER BY f.n;
+        v_fast := true;
+      EXCEPTION WHEN unique_violation THEN
+        v_fast := false;
+      END;
+    END IF;
+    IF v_fast THEN
+      RETURN QUERY SELECT f.it, 'ok'::text, v_ids[f.it], false, v_created, f.acc, f.bal
+        FROM unnest(v_f_items, v_f_accounts, v_f_balances) AS f(it, acc, bal);
+    END IF;
+  END IF;
+
+  -- 3b. Otherwise items one by one, ascending key. Check, then write: a refused item writes nothing, so no
   -- subtransaction is needed (every account row is held since phase 2, so the balances
   -- read by the check cannot change before the write).
   FOR v_item IN
-    SELECT k.i FROM unnest(p_keys) WITH ORDINALITY AS k(key, i) ORDER BY k.key COLLATE "C", k.i
+    SELECT k.i FROM unnest(p_keys) WITH ORDINALITY AS k(key, i)
+     WHERE NOT v_fast ORDER BY k.key COLLATE "C", k.i
   LOOP
     v_id := NULL;
     -- The key applied before (by an earlier item of this batch, too): replay or conflict.
@@ -99,7 +176,7 @@ BEGIN
       -- The first refusing posting in account order, as 0002 applied them one by one.
       SELECT r.acc, r.refusal INTO v_refused_account, v_outcome
         FROM (SELECT p.acc,
-                     CASE WHEN a.id IS NULL THEN 'unknown'
+                     CASE WHEN a.id IS NULL OR a.id <> ALL (v_locked) THEN 'unknown'
                           WHEN NOT p.cr AND a.id = ANY (v_created_accounts) AND NOT EXISTS (
                                  SELECT 1 FROM wallet.entries e WHERE e.account_id = a.id)
                             THEN 'unknown'  -- created by this batch, not yet credited
