@@ -430,20 +430,22 @@ TEST_F(PgLedgerTest, BatchTextWithQuotesAndBackslashesRoundTrips) {
             1);
 }
 
-// Waits until `count` backends of `application_name` wait for a lock (bounded).
-void WaitForLockWaiters(storage::PgPool& admin, const std::string& dbname,
-                        const std::string& application_name, int64_t count) {
+// Waits (bounded) until a backend of `application_name` other than `other_than` waits for
+// a lock, and returns its pid (0 if none did). A terminated backend may still show as
+// waiting for a moment, hence `other_than`.
+int64_t WaitForLockWaiter(storage::PgPool& admin, const std::string& dbname,
+                          const std::string& application_name, int64_t other_than) {
   for (int i = 0; i < 2000; ++i) {
-    absl::StatusOr<int64_t> waiting =
+    absl::StatusOr<int64_t> pid =
         QueryInt(admin,
-                 "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND "
-                 "application_name = $2 AND wait_event_type = 'Lock'",
-                 {dbname, application_name});
-    ASSERT_TRUE(waiting.ok()) << waiting.status();
-    if (*waiting == count) return;
+                 "SELECT coalesce(max(pid), 0) FROM pg_stat_activity WHERE datname = $1 AND "
+                 "application_name = $2 AND wait_event_type = 'Lock' AND pid <> $3",
+                 {dbname, application_name, other_than});
+    if (!pid.ok()) return 0;
+    if (*pid != 0) return *pid;
     absl::SleepFor(absl::Milliseconds(5));
   }
-  FAIL() << "no backend of " << application_name << " waited for a lock";
+  return 0;
 }
 
 // A batch whose backend is killed mid-statement (pg_terminate_backend while it waits for
@@ -486,15 +488,19 @@ TEST_F(PgLedgerTest, KilledBackendDuringABatchFailsEveryItemAndRetriesApplyOnce)
   std::vector<absl::Status> statuses(requests.size());
   std::vector<std::thread> clients;
   clients.emplace_back([&] { statuses[0] = victim.Transfer(requests[0], Deadline()).status(); });
-  WaitForLockWaiters(admin, db_->name(), kVictim, 1);  // batch [x1] waits for bob
+  const int64_t first = WaitForLockWaiter(admin, db_->name(), kVictim, 0);
+  ASSERT_NE(first, 0) << "batch [x1] never waited for bob";
   for (size_t i = 1; i < requests.size(); ++i) {
     clients.emplace_back(
         [&, i] { statuses[i] = victim.Transfer(requests[i], Deadline()).status(); });
   }
   batching.WaitUntilQueuedForTest(2);  // x2 and x3 will be one batch
-  EXPECT_EQ(*testing::TerminateBackends(admin, db_->name(), kVictim), 1);
-  WaitForLockWaiters(admin, db_->name(), kVictim, 1);  // batch [x2, x3] waits for bob
-  EXPECT_EQ(*testing::TerminateBackends(admin, db_->name(), kVictim), 1);
+  EXPECT_EQ(*QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend($1) t WHERE t", {first}),
+            1);
+  const int64_t second = WaitForLockWaiter(admin, db_->name(), kVictim, first);
+  EXPECT_NE(second, 0) << "batch [x2, x3] never waited for bob";
+  EXPECT_EQ(*QueryInt(admin, "SELECT count(*) FROM pg_terminate_backend($1) t WHERE t", {second}),
+            1);
   for (std::thread& t : clients) t.join();
   release.Notify();
   holder.join();
