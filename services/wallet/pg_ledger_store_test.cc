@@ -414,6 +414,55 @@ TEST_F(PgLedgerTest, PotsCreatedInABatchExistOnlyThroughAppliedItems) {
   ExpectAuditOk();
 }
 
+// A batch where every item applies goes through apply_transfers' fast path: items apply in
+// key order (m1 before m2, whatever the arrival order), each balance_after is the running
+// balance, and a pot created by the batch is credited by it.
+TEST_F(PgLedgerTest, AllAppliedBatchKeepsRunningBalancesInKeyOrder) {
+  const int64_t house1 =
+      *QueryInt(*pool_, "SELECT balance FROM wallet.accounts WHERE id = 'house:1'");
+  const std::vector<TransferRecord> batch = {
+      Record("m2", {{"player:alice", -10}, {"player:bob", 10}}),
+      Record("m1", {{"player:alice", -990}, {"player:carol", 990}}),
+      Record("m3", {{"player:carol", -90}, {"house:1", -10}, {"pot:t5:1", 100}}, {"pot:t5:1"}),
+  };
+  absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> results =
+      store_->ApplyBatch(Items(batch), Deadline());
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (const auto& r : *results) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*results)[1]->balances_after,
+              ::testing::ElementsAre(AccountBalance{"player:alice", 10},
+                                     AccountBalance{"player:carol", 1990}));
+  EXPECT_THAT((*results)[0]->balances_after,
+              ::testing::ElementsAre(AccountBalance{"player:alice", 0},
+                                     AccountBalance{"player:bob", 1010}));
+  EXPECT_THAT((*results)[2]->balances_after,
+              ::testing::ElementsAre(AccountBalance{"house:1", house1 - 10},
+                                     AccountBalance{"player:carol", 1900},
+                                     AccountBalance{"pot:t5:1", 100}));
+  EXPECT_LT((*results)[1]->transfer_id, (*results)[0]->transfer_id);
+  EXPECT_LT((*results)[0]->transfer_id, (*results)[2]->transfer_id);
+  EXPECT_EQ(BalanceOf("player:alice"), 0);
+  ExpectAuditOk();
+}
+
+// Overdraft is judged after each item in key order, not on the batch's net: n1 would take
+// alice below zero before n2 pays her, so n1 is refused (and n2 applies).
+TEST_F(PgLedgerTest, OverdraftIsJudgedItemByItemNotOnTheBatchNet) {
+  const std::vector<TransferRecord> batch = {
+      Record("n2", {{"player:bob", -600}, {"player:alice", 600}}),
+      Record("n1", {{"player:alice", -1500}, {"player:carol", 1500}}),
+  };
+  absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> results =
+      store_->ApplyBatch(Items(batch), Deadline());
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_TRUE((*results)[0].ok()) << (*results)[0].status();
+  EXPECT_THAT((*results)[1],
+              StatusIs(C::kFailedPrecondition, "account player:alice would go below zero"));
+  EXPECT_EQ(BalanceOf("player:alice"), 1600);
+  EXPECT_EQ(BalanceOf("player:carol"), 1000);
+  ExpectAuditOk();
+}
+
 // Keys, fingerprints and reasons travel as array literals: quotes, backslashes, commas and
 // braces must arrive as sent.
 TEST_F(PgLedgerTest, BatchTextWithQuotesAndBackslashesRoundTrips) {
