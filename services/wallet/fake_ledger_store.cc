@@ -53,13 +53,8 @@ absl::Status FakeLedgerStore::CheckPostings(const TransferRecord& t) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<AppliedTransfer> FakeLedgerStore::Apply(const TransferRecord& t, absl::Time) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++apply_calls_;
-  if (fail_next_ > 0) {
-    --fail_next_;
-    return fail_status_;
-  }
+absl::StatusOr<AppliedTransfer> FakeLedgerStore::ApplyOne(const TransferRecord& t) {
+  received_keys_.push_back(t.idempotency_key);
   if (auto it = transfers_.find(t.idempotency_key); it != transfers_.end()) {
     if (it->second.fingerprint != t.fingerprint) {
       return absl::AlreadyExistsError(
@@ -83,6 +78,35 @@ absl::StatusOr<AppliedTransfer> FakeLedgerStore::Apply(const TransferRecord& t, 
   }
   AppliedTransfer out = Replay(transfer);
   out.replayed = false;
+  return out;
+}
+
+absl::StatusOr<AppliedTransfer> FakeLedgerStore::Apply(const TransferRecord& t, absl::Time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++apply_calls_;
+  if (fail_next_ > 0) {
+    --fail_next_;
+    return fail_status_;
+  }
+  absl::StatusOr<AppliedTransfer> out = ApplyOne(t);
+  if (lose_replies_ > 0 && out.ok()) {
+    --lose_replies_;
+    return absl::UnavailableError("connection lost after commit (injected)");
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> FakeLedgerStore::ApplyBatch(
+    const std::vector<const TransferRecord*>& transfers, absl::Time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++apply_calls_;
+  batch_sizes_.push_back(static_cast<int>(transfers.size()));
+  if (fail_next_ > 0) {
+    --fail_next_;
+    return fail_status_;
+  }
+  std::vector<absl::StatusOr<AppliedTransfer>> out;
+  for (const TransferRecord* t : transfers) out.push_back(ApplyOne(*t));
   if (lose_replies_ > 0) {
     --lose_replies_;
     return absl::UnavailableError("connection lost after commit (injected)");
@@ -144,6 +168,16 @@ int FakeLedgerStore::TransferCount() const {
 int FakeLedgerStore::ApplyCalls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return apply_calls_;
+}
+
+std::vector<int> FakeLedgerStore::BatchSizes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batch_sizes_;
+}
+
+std::vector<std::string> FakeLedgerStore::ReceivedKeys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return received_keys_;
 }
 
 }  // namespace courtpiece::wallet

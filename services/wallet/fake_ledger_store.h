@@ -1,8 +1,10 @@
 // FakeLedgerStore: an in-memory LedgerStore with the same contract as PgLedgerStore, for
-// unit tests. One mutex makes every call atomic. Failure injection:
-//   FailNext(n, status)  the next n calls of Apply fail with `status` before doing anything;
-//   LoseNextReplies(n)   the next n successful Applies commit and then return Unavailable,
-//                        like a connection that breaks after COMMIT.
+// unit tests. One mutex makes every call atomic; ApplyBatch applies its items in order
+// under it. Failure injection (a batch counts as one call):
+//   FailNext(n, status)  the next n calls of Apply/ApplyBatch fail with `status` before
+//                        doing anything;
+//   LoseNextReplies(n)   the next n Apply/ApplyBatch calls commit and then return
+//                        Unavailable, like a connection that breaks after COMMIT.
 // Thread-safety: safe for concurrent use (one std::mutex).
 #ifndef COURTPIECE_SERVICES_WALLET_FAKE_LEDGER_STORE_H_
 #define COURTPIECE_SERVICES_WALLET_FAKE_LEDGER_STORE_H_
@@ -21,6 +23,8 @@ class FakeLedgerStore final : public LedgerStore {
   absl::Status EnsureHouseShards(int shard_count, absl::Time deadline) override;
   absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
                                         absl::Time deadline) override;
+  absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> ApplyBatch(
+      const std::vector<const TransferRecord*>& transfers, absl::Time deadline) override;
   absl::StatusOr<int64_t> Balance(absl::string_view account_id, absl::Time deadline) override;
   absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
                                                    int64_t before_entry_id, int limit,
@@ -32,7 +36,9 @@ class FakeLedgerStore final : public LedgerStore {
   // Test views.
   int64_t SumOfBalances() const;
   int TransferCount() const;
-  int ApplyCalls() const;
+  int ApplyCalls() const;                         // Apply and ApplyBatch calls
+  std::vector<int> BatchSizes() const;            // items of each ApplyBatch call, in call order
+  std::vector<std::string> ReceivedKeys() const;  // keys of every item received, in order
 
  private:
   struct Transfer {
@@ -42,6 +48,7 @@ class FakeLedgerStore final : public LedgerStore {
     std::vector<int64_t> entry_ids;
   };
   AppliedTransfer Replay(const Transfer& transfer) const /* requires mu_ */;
+  absl::StatusOr<AppliedTransfer> ApplyOne(const TransferRecord& t) /* requires mu_ */;
   absl::Status CheckPostings(const TransferRecord& t) const /* requires mu_ */;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not TSan-instrumented.
@@ -54,6 +61,8 @@ class FakeLedgerStore final : public LedgerStore {
   absl::Status fail_status_;
   int lose_replies_ = 0;
   int apply_calls_ = 0;
+  std::vector<int> batch_sizes_;
+  std::vector<std::string> received_keys_;
 };
 
 }  // namespace courtpiece::wallet

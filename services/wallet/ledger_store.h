@@ -10,6 +10,12 @@
 //     account that does not exist and is not in create_if_missing), AlreadyExists (key reuse),
 //     Unavailable (backend unreachable; the transfer may or may not have been applied, so
 //     retry with the same key), DeadlineExceeded, Aborted (transient conflict).
+//   * ApplyBatch applies several transfers in one go (one Postgres transaction: group
+//     commit). Each item keeps exactly the outcome Apply would give it (its own overdraft,
+//     NotFound, AlreadyExists, replay), in some serial order of the items; an item whose key
+//     appears earlier in the same batch replays that item's result. An error of the whole
+//     batch (the outer status: Unavailable, DeadlineExceeded, Internal, ...) applies to
+//     every item; Unavailable means each item may or may not have been applied.
 //   * The account id "house" in Balance/History means all house shards together.
 // Thread-safety: implementations are safe for concurrent use.
 #ifndef COURTPIECE_SERVICES_WALLET_LEDGER_STORE_H_
@@ -82,6 +88,10 @@ class LedgerStore {
 
   virtual absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
                                                 absl::Time deadline) = 0;
+
+  // One result per transfer, in the order of `transfers` (non-empty, no null pointers).
+  virtual absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> ApplyBatch(
+      const std::vector<const TransferRecord*>& transfers, absl::Time deadline) = 0;
 
   // NotFound for an unknown account.
   virtual absl::StatusOr<int64_t> Balance(absl::string_view account_id, absl::Time deadline) = 0;

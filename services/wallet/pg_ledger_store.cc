@@ -1,5 +1,6 @@
 #include "services/wallet/pg_ledger_store.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,24 +21,38 @@ using storage::PgTransaction;
 
 constexpr int kRetryAttemptsMax = 3;  // writes: Aborted only; reads also Unavailable
 
-// Account ids are validated ([A-Za-z0-9_:-]), so quoting each element is enough.
+// A Postgres array literal of text: every element double-quoted, with `"` and `\`
+// backslash-escaped (keys, fingerprints and reasons may contain both).
 std::string TextArray(const std::vector<std::string>& items) {
-  return absl::StrCat("{",
-                      absl::StrJoin(items, ",",
-                                    [](std::string* out, const std::string& s) {
-                                      absl::StrAppend(out, "\"", s, "\"");
-                                    }),
-                      "}");
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
 }
 
-constexpr char kApplySql[] = R"sql(
-SELECT outcome, transfer_id, replayed,
+// Elements that need no quoting: numbers, and t/f for booleans.
+template <typename T>
+std::string PlainArray(const std::vector<T>& items) {
+  return absl::StrCat("{", absl::StrJoin(items, ","), "}");
+}
+
+constexpr char kApplyBatchSql[] = R"sql(
+SELECT item, outcome, transfer_id, replayed,
        (extract(epoch FROM created_at) * 1000000)::bigint AS created_us,
        account_id, balance_after
-  FROM wallet.apply_transfer($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8::text[]))sql";
+  FROM wallet.apply_transfers($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+                              $6::int[], $7::text[], $8::bigint[], $9::boolean[]))sql";
 
 absl::Status OutcomeStatus(const std::string& outcome, const PgRow& row, absl::string_view key) {
-  std::string account = row.Nullable(4).value_or("");
+  std::string account = row.Nullable(5).value_or("");
   if (outcome == "overdraft") {
     return absl::FailedPreconditionError(absl::StrCat("account ", account, " would go below zero"));
   }
@@ -60,26 +75,47 @@ absl::Status Unexpected(const absl::Status& status) {
 }
 
 absl::Status ParseOkRow(const PgRow& row, AppliedTransfer& out) {
-  ASSIGN_OR_RETURN(out.transfer_id, row.Int64(1));
-  ASSIGN_OR_RETURN(out.replayed, row.Bool(2));
-  ASSIGN_OR_RETURN(int64_t created_us, row.Int64(3));
+  ASSIGN_OR_RETURN(out.transfer_id, row.Int64(2));
+  ASSIGN_OR_RETURN(out.replayed, row.Bool(3));
+  ASSIGN_OR_RETURN(int64_t created_us, row.Int64(4));
   out.created_at = absl::FromUnixMicros(created_us);
-  ASSIGN_OR_RETURN(std::string account, row.String(4));
-  ASSIGN_OR_RETURN(int64_t balance, row.Int64(5));
+  ASSIGN_OR_RETURN(std::string account, row.String(5));
+  ASSIGN_OR_RETURN(int64_t balance, row.Int64(6));
   out.balances_after.push_back({std::move(account), balance});
   return absl::OkStatus();
 }
 
-// The transfer, or its outcome status (OutcomeStatus), or Internal for a malformed reply.
-absl::StatusOr<AppliedTransfer> ParseApplied(const PgResult& result, absl::string_view key) {
-  AppliedTransfer out;
+// One result per item: the transfer, or its outcome status (OutcomeStatus); Internal for
+// the whole batch if the reply is malformed (an item without rows, an item out of range).
+absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> ParseBatch(
+    const PgResult& result, const std::vector<const TransferRecord*>& transfers) {
+  std::vector<AppliedTransfer> applied(transfers.size());
+  std::vector<absl::Status> refused(transfers.size());
   for (const PgRow& row : result.rows()) {
-    absl::StatusOr<std::string> outcome = row.String(0);
+    absl::StatusOr<int64_t> item = row.Int64(0);
+    if (!item.ok()) return Unexpected(item.status());
+    if (*item < 1 || *item > static_cast<int64_t>(transfers.size())) {
+      return absl::InternalError(absl::StrCat("apply_transfers answered for item ", *item));
+    }
+    const size_t i = static_cast<size_t>(*item - 1);
+    absl::StatusOr<std::string> outcome = row.String(1);
     if (!outcome.ok()) return Unexpected(outcome.status());
-    if (*outcome != "ok") return OutcomeStatus(*outcome, row, key);
-    if (absl::Status parsed = ParseOkRow(row, out); !parsed.ok()) return Unexpected(parsed);
+    if (*outcome != "ok") {
+      refused[i] = OutcomeStatus(*outcome, row, transfers[i]->idempotency_key);
+      continue;
+    }
+    if (absl::Status parsed = ParseOkRow(row, applied[i]); !parsed.ok()) return Unexpected(parsed);
   }
-  if (out.balances_after.empty()) return absl::InternalError("transfer without entries");
+  std::vector<absl::StatusOr<AppliedTransfer>> out;
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    if (!refused[i].ok()) {
+      out.push_back(refused[i]);
+    } else if (applied[i].balances_after.empty()) {
+      return absl::InternalError(absl::StrCat("apply_transfers: item ", i + 1, " without rows"));
+    } else {
+      out.push_back(std::move(applied[i]));
+    }
+  }
   return out;
 }
 
@@ -96,27 +132,46 @@ absl::Status PgLedgerStore::EnsureHouseShards(int shard_count, absl::Time) {
   }));
 }
 
-absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, absl::Time) {
-  std::vector<std::string> accounts;
-  std::vector<std::string> amounts;
-  for (const Posting& p : t.postings) {
-    accounts.push_back(p.account_id);
-    amounts.push_back(absl::StrCat(p.amount));
+absl::StatusOr<AppliedTransfer> PgLedgerStore::Apply(const TransferRecord& t, absl::Time deadline) {
+  ASSIGN_OR_RETURN(std::vector<absl::StatusOr<AppliedTransfer>> results,
+                   ApplyBatch({&t}, deadline));
+  return std::move(results.front());
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> PgLedgerStore::ApplyBatch(
+    const std::vector<const TransferRecord*>& transfers, absl::Time) {
+  std::vector<std::string> keys, fingerprints, table_ids, reasons, accounts;
+  std::vector<int64_t> rounds, amounts;
+  std::vector<int> post_items;
+  std::vector<std::string> creates;  // "t"/"f"
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const TransferRecord& t = *transfers[i];
+    keys.push_back(t.idempotency_key);
+    fingerprints.push_back(t.fingerprint);
+    table_ids.push_back(t.metadata.table_id);
+    rounds.push_back(t.metadata.round);
+    reasons.push_back(t.metadata.reason);
+    for (const Posting& p : t.postings) {
+      post_items.push_back(static_cast<int>(i) + 1);
+      accounts.push_back(p.account_id);
+      amounts.push_back(p.amount);
+      const bool create = std::find(t.create_if_missing.begin(), t.create_if_missing.end(),
+                                    p.account_id) != t.create_if_missing.end();
+      creates.push_back(create ? "t" : "f");
+    }
   }
-  const std::string accounts_param = TextArray(accounts);
-  const std::string amounts_param = absl::StrCat("{", absl::StrJoin(amounts, ","), "}");
-  const std::string create_param = TextArray(t.create_if_missing);
-  // One statement in autocommit (one round trip): apply_transfer is all or nothing by
-  // itself (0002: a refusal undoes its own writes and comes back as a row). Aborted means
-  // the statement was rolled back, so it is re-run; Unavailable is "maybe applied" and goes
-  // up to the Ledger, which retries with the same key.
+  // One statement in autocommit (one round trip, one commit for the whole batch):
+  // apply_transfers (0003) refuses items one by one inside it and is all or nothing as a
+  // statement. Aborted means the statement was rolled back, so it is re-run; Unavailable is
+  // "maybe applied" for every item and goes up to the Ledger, which retries with the keys.
   absl::StatusOr<PgResult> result =
-      pool_.ExecAutocommit(kApplySql,
-                           {t.idempotency_key, t.fingerprint, t.metadata.table_id, t.metadata.round,
-                            t.metadata.reason, accounts_param, amounts_param, create_param},
+      pool_.ExecAutocommit(kApplyBatchSql,
+                           {TextArray(keys), TextArray(fingerprints), TextArray(table_ids),
+                            PlainArray(rounds), TextArray(reasons), PlainArray(post_items),
+                            TextArray(accounts), PlainArray(amounts), PlainArray(creates)},
                            kRetryAttemptsMax);
   if (!result.ok()) return Unexpected(result.status());
-  return ParseApplied(*result, t.idempotency_key);
+  return ParseBatch(*result, transfers);
 }
 
 absl::StatusOr<int64_t> PgLedgerStore::Balance(absl::string_view account_id, absl::Time) {

@@ -1,9 +1,10 @@
 // PgLedgerStore: the LedgerStore in PostgreSQL (schema `wallet`, migrations/), through
-// libs/storage's PgPool. A transfer is ONE statement, `SELECT ... FROM
-// wallet.apply_transfer(...)`, in autocommit (one round trip; READ COMMITTED): row locks are
-// taken in the global order of account ids, so transfers never deadlock; the idempotency
-// key is a unique constraint, so concurrent same-key transfers apply once; the function
-// undoes a refused transfer itself (migration 0002), so nothing is ever half-done.
+// libs/storage's PgPool. A batch of transfers (ApplyBatch; Apply is a batch of one) is ONE
+// statement, `SELECT ... FROM wallet.apply_transfers(...)` (migration 0003), in autocommit
+// (one round trip, one commit; READ COMMITTED): every row lock is taken in one global order
+// (accounts by id, then keys), so batches never deadlock; the idempotency key is a unique
+// constraint, so concurrent same-key transfers apply once; the function undoes a refused
+// item itself (a subtransaction per item), so nothing is ever half-done.
 // The pool's statement timeout bounds every statement; Unavailable from the pool (broken
 // connection, commit outcome unknown) is passed up for the domain to retry with the key.
 // Errors: the outcomes (FailedPrecondition overdraft, NotFound, AlreadyExists) carry client
@@ -26,6 +27,8 @@ class PgLedgerStore final : public LedgerStore {
   absl::Status EnsureHouseShards(int shard_count, absl::Time deadline) override;
   absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
                                         absl::Time deadline) override;
+  absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> ApplyBatch(
+      const std::vector<const TransferRecord*>& transfers, absl::Time deadline) override;
   absl::StatusOr<int64_t> Balance(absl::string_view account_id, absl::Time deadline) override;
   absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
                                                    int64_t before_entry_id, int limit,

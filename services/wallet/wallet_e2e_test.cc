@@ -343,6 +343,23 @@ TEST_F(WalletE2eTest, RetiredMetricsPortIsAConfigurationError) {
   EXPECT_EQ(WaitExit(pid), 2);
 }
 
+// Group commit settings out of range are configuration errors (exit 2), each one.
+TEST_F(WalletE2eTest, BatchSettingsOutOfRangeAreConfigurationErrors) {
+  for (const char* bad :
+       {"COURTPIECE_WALLET_BATCH_TRANSFERS_MAX=0", "COURTPIECE_WALLET_BATCH_TRANSFERS_MAX=1001",
+        "COURTPIECE_WALLET_BATCH_WAIT=101ms", "COURTPIECE_WALLET_BATCH_WAIT=-1ms",
+        "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=0",
+        "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=65"}) {
+    const pid_t pid =
+        Spawn({BinDir() + "/courtpiece-wallet"},
+              {"COURTPIECE_PG_URL=" + db_->url(),
+               absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", FreePort()),
+               "COURTPIECE_WALLET_METRICS_ADDR=off", bad, "COURTPIECE_LOG_LEVEL=error"});
+    ASSERT_GT(pid, 0);
+    EXPECT_EQ(WaitExit(pid), 2) << bad;
+  }
+}
+
 // SIGTERM while 8 clients keep transfers in flight and 4 idle connections are open: the
 // service exits 0 without waiting for the idle connections; every transfer answered OK is
 // in the ledger exactly once, every one answered UNAVAILABLE is not (it was refused before
