@@ -1,6 +1,24 @@
 # courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s])
 # A GoogleTest binary in build/bin registered with ctest under the given labels.
+#
+# courtpiece_unit_tests: a target that builds exactly the binaries the tests labelled unit
+# run, and nothing else (no integration tests, benchmarks or service binaries the unit tests
+# do not run). tests/run.sh's sanitizer pass builds only it and runs `ctest -L unit`.
+# courtpiece_test() adds its binary when LABELS has unit, so new components get it for free;
+# a unit test added with a plain add_test() names what it runs with
+# courtpiece_unit_test_binaries(<target>...). A binary a test runs (a CLI under test) is
+# add_dependencies() of the test binary, which this target then builds too. A binary left
+# out fails loudly: ctest reports "Could not find executable" and the test fails.
 include(GoogleTest)
+add_custom_target(courtpiece_unit_tests)
+
+function(courtpiece_unit_test_binaries)
+  if(NOT ARGN)
+    message(FATAL_ERROR "courtpiece_unit_test_binaries(): name at least one target")
+  endif()
+  add_dependencies(courtpiece_unit_tests ${ARGN})
+endfunction()
+
 function(courtpiece_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
@@ -14,4 +32,7 @@ function(courtpiece_test name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  if("unit" IN_LIST ARG_LABELS)
+    courtpiece_unit_test_binaries(${name})
+  endif()
 endfunction()
