@@ -9,8 +9,22 @@
 # courtpiece_unit_test_binaries(<target>...). A binary a test runs (a CLI under test) is
 # add_dependencies() of the test binary, which this target then builds too. A binary left
 # out fails loudly: ctest reports "Could not find executable" and the test fails.
+#
+# COURTPIECE_TEST_CODE_FLAGS: extra compile options for test code only: the test binaries'
+# own sources, never the libraries and tools they test. tests/run.sh's sanitizer tree passes
+# -O0: test bodies (gtest macros, many temporaries) cost 2-3 times as much to compile under
+# ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code fully; the code under test stays
+# -O1. courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
+set(COURTPIECE_TEST_CODE_FLAGS "" CACHE STRING
+  "Extra compile options (a ;-list) for test sources only, e.g. -O0 (tests/run.sh's ASan tree)")
 add_custom_target(courtpiece_unit_tests)
+
+function(courtpiece_test_code target)
+  if(COURTPIECE_TEST_CODE_FLAGS)
+    target_compile_options(${target} PRIVATE ${COURTPIECE_TEST_CODE_FLAGS})
+  endif()
+endfunction()
 
 function(courtpiece_unit_test_binaries)
   if(NOT ARGN)
@@ -29,6 +43,7 @@ function(courtpiece_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   courtpiece_warnings(${name})
+  courtpiece_test_code(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})

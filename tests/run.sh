@@ -65,7 +65,10 @@ if [ "$sanitizers" = 1 ]; then
   # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   # Only what `ctest -L unit` runs is built (courtpiece_unit_tests, cmake/CourtpieceTest.cmake):
   # integration tests, benchmarks and service binaries compiled in the first tree already.
+  # Test sources compile at -O0 (COURTPIECE_TEST_CODE_FLAGS): under the sanitizers they cost
+  # less than half as much as at -O1, and the code under test stays -O1.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
+    -DCOURTPIECE_TEST_CODE_FLAGS=-O0 \
     -DCOURTPIECE_SANITIZE=address -DCOURTPIECE_PROTO_OUT="$root/build/gen" >/dev/null
   cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
   COURTPIECE_TEST_SCALE_DIVISOR=10 \
