@@ -1,6 +1,38 @@
 # courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s])
 # A GoogleTest binary in build/bin registered with ctest under the given labels.
+#
+# courtpiece_unit_tests: a target that builds exactly the binaries the tests labelled unit
+# run, and nothing else (no integration tests, benchmarks or service binaries the unit tests
+# do not run). tests/run.sh's sanitizer pass builds only it and runs `ctest -L unit`.
+# courtpiece_test() adds its binary when LABELS has unit, so new components get it for free;
+# a unit test added with a plain add_test() names what it runs with
+# courtpiece_unit_test_binaries(<target>...). A binary a test runs (a CLI under test) is
+# add_dependencies() of the test binary, which this target then builds too. A binary left
+# out fails loudly: ctest reports "Could not find executable" and the test fails.
+#
+# COURTPIECE_TEST_CODE_FLAGS: extra compile options for test code only: the test binaries'
+# own sources, never the libraries and tools they test. tests/run.sh's sanitizer tree passes
+# -O0: test bodies (gtest macros, many temporaries) cost 2-3 times as much to compile under
+# ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code fully; the code under test stays
+# -O1. courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
+set(COURTPIECE_TEST_CODE_FLAGS "" CACHE STRING
+  "Extra compile options (a ;-list) for test sources only, e.g. -O0 (tests/run.sh's ASan tree)")
+add_custom_target(courtpiece_unit_tests)
+
+function(courtpiece_test_code target)
+  if(COURTPIECE_TEST_CODE_FLAGS)
+    target_compile_options(${target} PRIVATE ${COURTPIECE_TEST_CODE_FLAGS})
+  endif()
+endfunction()
+
+function(courtpiece_unit_test_binaries)
+  if(NOT ARGN)
+    message(FATAL_ERROR "courtpiece_unit_test_binaries(): name at least one target")
+  endif()
+  add_dependencies(courtpiece_unit_tests ${ARGN})
+endfunction()
+
 function(courtpiece_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
@@ -11,7 +43,11 @@ function(courtpiece_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   courtpiece_warnings(${name})
+  courtpiece_test_code(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  if("unit" IN_LIST ARG_LABELS)
+    courtpiece_unit_test_binaries(${name})
+  endif()
 endfunction()
