@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/storage/testing.h"
 #include "gmock/gmock.h"
@@ -29,22 +30,11 @@ using storage::RedisReply;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // A redis-server of the test's own, run by deploy/local/redis.sh in a temporary dir.
 class ScriptRedis {
  public:
-  ScriptRedis() : port_(FreePort()) {
+  ScriptRedis() : port_(::courtpiece::common::FreeLoopbackPort()) {
     char dir[] = "/tmp/cp-tstore-redis-XXXXXX";
     dir_ = ::mkdtemp(dir) != nullptr ? dir : "";
   }

@@ -26,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/test_scale.h"
 #include "courtpiece/storage/redis_client.h"
@@ -64,39 +65,9 @@ int RedisDb() {
 constexpr absl::Duration kRpc = absl::Seconds(5);
 constexpr absl::Duration kGame = absl::Seconds(150);  // a whole game, target 10 included
 
-std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> argv_c, env_c;
-  for (const std::string& a : argv) argv_c.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& e : env) env_c.push_back(const_cast<char*>(e.c_str()));
-  argv_c.push_back(nullptr);
-  env_c.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv_c[0], nullptr, nullptr, argv_c.data(), env_c.data()) != 0) return -1;
-  return pid;
-}
 
-int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 bool WaitHealthy(const std::string& address) {
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
@@ -169,12 +140,12 @@ class TableE2eTest : public ::testing::Test {
       if (i.pid <= 0) continue;
       kill(i.pid, SIGCONT);
       kill(i.pid, SIGKILL);
-      WaitExit(i.pid);
+      ::courtpiece::common::WaitExit(i.pid);
     }
     if (wallet_pid_ > 0) {
       kill(wallet_pid_, SIGCONT);
       kill(wallet_pid_, SIGTERM);
-      WaitExit(wallet_pid_);
+      ::courtpiece::common::WaitExit(wallet_pid_);
     }
   }
 
@@ -188,9 +159,9 @@ class TableE2eTest : public ::testing::Test {
   }
 
   void StartWallet() {
-    wallet_addr_ = absl::StrCat("127.0.0.1:", FreePort());
+    wallet_addr_ = absl::StrCat("127.0.0.1:", ::courtpiece::common::FreeLoopbackPort());
     wallet_pid_ =
-        Spawn({BinDir() + "/courtpiece-wallet"},
+        ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
               {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
                "COURTPIECE_WALLET_METRICS_ADDR=off",
                absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
@@ -207,9 +178,9 @@ class TableE2eTest : public ::testing::Test {
   Instance& StartTable(const std::string& heartbeat_ttl = "1s") {
     Instance i;
     i.id = absl::StrCat("table-", getpid(), "-", instances_.size());
-    i.addr = absl::StrCat("127.0.0.1:", FreePort());
-    i.pid = Spawn(
-        {BinDir() + "/courtpiece-table"},
+    i.addr = absl::StrCat("127.0.0.1:", ::courtpiece::common::FreeLoopbackPort());
+    i.pid = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-table"},
         {"COURTPIECE_REDIS_ADDR=" + redis_addr_,
          absl::StrCat("COURTPIECE_TABLE_REDIS_DB=", RedisDb()), "COURTPIECE_TABLE_ADDR=" + i.addr,
          "COURTPIECE_TABLE_INSTANCE_ID=" + i.id, "COURTPIECE_TABLE_METRICS_ADDR=off",
@@ -273,7 +244,7 @@ class TableE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return WaitExit(Spawn({BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   absl::StatusOr<pb::TableInfo> GetTable(const std::string& addr, const std::string& table_id) {
@@ -384,7 +355,7 @@ class TableE2eTest : public ::testing::Test {
   void Kill(Instance& i, int signo) {
     kill(i.pid, signo);
     if (signo == SIGKILL) {
-      WaitExit(i.pid);
+      ::courtpiece::common::WaitExit(i.pid);
       i.pid = -1;
     }
   }
@@ -870,7 +841,7 @@ TEST_F(TableE2eTest, SigtermHandsTheTableOverWithoutWaitingForTheHeartbeat) {
   ASSERT_TRUE(info.has_value()) << "nobody took the table over";
   EXPECT_EQ(info->owner_instance(), b.id);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "taken over by expiry, not handed over";
-  EXPECT_EQ(WaitExit(a.pid), 0);
+  EXPECT_EQ(::courtpiece::common::WaitExit(a.pid), 0);
   a.pid = -1;
   ASSERT_NO_FATAL_FAILURE(Reconnect(t, b.addr));
   WaitGameOver(t);
@@ -947,8 +918,8 @@ class TableE2eRestartTest : public TableE2eTest {
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / absl::StrCat("table-e2e-", getpid());
     std::filesystem::remove_all(dir_);
-    redis_port_ = FreePort();
-    pg_port_ = FreePort();
+    redis_port_ = ::courtpiece::common::FreeLoopbackPort();
+    pg_port_ = ::courtpiece::common::FreeLoopbackPort();
     ASSERT_EQ(Script("redis.sh", "start", redis_port_, "redis", ""), 0);
     ASSERT_EQ(Script("postgres.sh", "start", pg_port_, "pg", " --fast"), 0);
     for (const char* name : {"COURTPIECE_TEST_REDIS_ADDR", "COURTPIECE_TEST_PG_URL"}) {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -37,39 +38,9 @@ using ::testing::IsEmpty;
 constexpr int64_t kGrant = 500;
 constexpr int64_t kBet = 25;
 
-std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> argv_c, env_c;
-  for (const std::string& a : argv) argv_c.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& e : env) env_c.push_back(const_cast<char*>(e.c_str()));
-  argv_c.push_back(nullptr);
-  env_c.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv_c[0], nullptr, nullptr, argv_c.data(), env_c.data()) != 0) return -1;
-  return pid;
-}
 
-int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 class WalletPortE2eTest : public ::testing::Test {
  protected:
@@ -78,7 +49,7 @@ class WalletPortE2eTest : public ::testing::Test {
         wallet::testing::CreateWalletDatabase();
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
-    address_ = absl::StrCat("127.0.0.1:", FreePort());
+    address_ = absl::StrCat("127.0.0.1:", ::courtpiece::common::FreeLoopbackPort());
     StartWallet();
     auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     stub_ = wv1::Wallet::NewStub(channel);
@@ -89,12 +60,12 @@ class WalletPortE2eTest : public ::testing::Test {
   void TearDown() override {
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
-      EXPECT_EQ(WaitExit(pid_), 0);
+      EXPECT_EQ(::courtpiece::common::WaitExit(pid_), 0);
     }
   }
 
   void StartWallet() {
-    pid_ = Spawn({BinDir() + "/courtpiece-wallet"},
+    pid_ = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
                  {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
                   "COURTPIECE_WALLET_METRICS_ADDR=off",
                   absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
@@ -142,7 +113,7 @@ class WalletPortE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return WaitExit(Spawn({BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   std::unique_ptr<storage::TestDatabase> db_;
@@ -209,7 +180,7 @@ TEST_F(WalletPortE2eTest, StakeWithOnePlayerBelowMinBalanceNamesExactlyThemAndMo
 
 TEST_F(WalletPortE2eTest, KilledWalletIsUnavailableAndTheRetryAfterARestartAppliesOnce) {
   kill(pid_, SIGKILL);
-  EXPECT_EQ(WaitExit(pid_), 128 + SIGKILL);
+  EXPECT_EQ(::courtpiece::common::WaitExit(pid_), 128 + SIGKILL);
   pid_ = -1;
   WalletReply reply = Send(Stake("t1:1:stake:0"), absl::Seconds(2));
   EXPECT_EQ(reply.status.code(), absl::StatusCode::kUnavailable) << reply.status;

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -37,40 +38,9 @@ using ::testing::HasSubstr;
 constexpr int64_t kGrant = 500;
 constexpr char kServiceAppName[] = "courtpiece-wallet";
 
-std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
-// Runs a binary with extra environment variables; returns its pid.
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> argv_c, env_c;
-  for (const std::string& a : argv) argv_c.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& e : env) env_c.push_back(const_cast<char*>(e.c_str()));
-  argv_c.push_back(nullptr);
-  env_c.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv_c[0], nullptr, nullptr, argv_c.data(), env_c.data()) != 0) return -1;
-  return pid;
-}
 
-int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 void AddLeg(v1::TransferRequest& r, const std::string& account, v1::Side side, int64_t amount) {
   v1::Leg* leg = r.add_legs();
@@ -85,10 +55,10 @@ class WalletE2eTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = testing::CreateWalletDatabase();
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
-    const int port = FreePort();
-    metrics_port_ = FreePort();
+    const int port = ::courtpiece::common::FreeLoopbackPort();
+    metrics_port_ = ::courtpiece::common::FreeLoopbackPort();
     address_ = absl::StrCat("127.0.0.1:", port);
-    pid_ = Spawn({BinDir() + "/courtpiece-wallet"},
+    pid_ = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
                  {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
                   absl::StrCat("COURTPIECE_WALLET_METRICS_ADDR=127.0.0.1:", metrics_port_),
                   absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
@@ -108,7 +78,7 @@ class WalletE2eTest : public ::testing::Test {
   void TearDown() override {
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
-      EXPECT_EQ(WaitExit(pid_), 0);  // drains and exits cleanly
+      EXPECT_EQ(::courtpiece::common::WaitExit(pid_), 0);  // drains and exits cleanly
     }
   }
 
@@ -141,7 +111,7 @@ class WalletE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return WaitExit(Spawn({BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   std::unique_ptr<storage::TestDatabase> db_;
@@ -335,12 +305,12 @@ TEST_F(WalletE2eTest, RoundsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
 // A deployment still setting the retired COURTPIECE_WALLET_METRICS_PORT fails at start
 // (exit 2, bad configuration) instead of silently serving metrics elsewhere.
 TEST_F(WalletE2eTest, RetiredMetricsPortIsAConfigurationError) {
-  const pid_t pid = Spawn({BinDir() + "/courtpiece-wallet"},
+  const pid_t pid = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
                           {"COURTPIECE_PG_URL=" + db_->url(),
-                           absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", FreePort()),
+                           absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", ::courtpiece::common::FreeLoopbackPort()),
                            "COURTPIECE_WALLET_METRICS_PORT=9101", "COURTPIECE_LOG_LEVEL=error"});
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(WaitExit(pid), 2);
+  EXPECT_EQ(::courtpiece::common::WaitExit(pid), 2);
 }
 
 // Group commit settings out of range are configuration errors (exit 2), each one.
@@ -351,12 +321,12 @@ TEST_F(WalletE2eTest, BatchSettingsOutOfRangeAreConfigurationErrors) {
         "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=0",
         "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=65"}) {
     const pid_t pid =
-        Spawn({BinDir() + "/courtpiece-wallet"},
+        ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
               {"COURTPIECE_PG_URL=" + db_->url(),
-               absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", FreePort()),
+               absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", ::courtpiece::common::FreeLoopbackPort()),
                "COURTPIECE_WALLET_METRICS_ADDR=off", bad, "COURTPIECE_LOG_LEVEL=error"});
     ASSERT_GT(pid, 0);
-    EXPECT_EQ(WaitExit(pid), 2) << bad;
+    EXPECT_EQ(::courtpiece::common::WaitExit(pid), 2) << bad;
   }
 }
 
@@ -414,7 +384,7 @@ TEST_F(WalletE2eTest, SigtermUnderLoadFinishesAdmittedTransfersAndRefusesTheRest
   while (sent.load() < kClients * 20) std::this_thread::yield();  // load is running
   const absl::Time signalled = absl::Now();
   ASSERT_EQ(kill(pid_, SIGTERM), 0);
-  EXPECT_EQ(WaitExit(pid_), 0);
+  EXPECT_EQ(::courtpiece::common::WaitExit(pid_), 0);
   const absl::Duration exit_took = absl::Now() - signalled;
   pid_ = -1;
   for (std::thread& t : clients) t.join();

@@ -35,6 +35,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "client.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -63,20 +64,6 @@ ABSL_FLAG(std::string, run_id, "", "prefix of table and player ids (default: fro
 namespace courtpiece::table_load {
 namespace {
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("free port");
-    std::exit(1);
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -320,8 +307,8 @@ int Run() {
   std::vector<InstanceEndpoint> endpoints;
   for (int i = 0; i < instance_count; ++i) {
     instances[i].id = absl::StrCat(run_id, "-inst", i);
-    instances[i].port = FreePort();
-    instances[i].metrics_port = FreePort();
+    instances[i].port = ::courtpiece::common::FreeLoopbackPort();
+    instances[i].metrics_port = ::courtpiece::common::FreeLoopbackPort();
     endpoints.push_back(Connect(instances[i].addr(), absl::GetFlag(FLAGS_channels)));
   }
   auto stop_all = [&] {

@@ -1,5 +1,6 @@
 // Integration tests of RedisClient against a real Redis (COURTPIECE_TEST_REDIS_ADDR), plus
 // one private redis-server the test starts and kills itself.
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
 
 #include <netinet/in.h>
@@ -229,21 +230,9 @@ class OwnRedis {
   pid_t pid_ = -1;
 };
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 TEST(RedisClientOwnServer, ServerKilledIsUnavailableAndClientReconnectsAfterRestart) {
-  const int port = FreePort();
+  const int port = ::courtpiece::common::FreeLoopbackPort();
   OwnRedis server(port);
   ASSERT_TRUE(server.Start());
   RedisOptions options;

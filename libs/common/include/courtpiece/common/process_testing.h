@@ -1,0 +1,27 @@
+// Helpers for tests and tools that run real binaries: where the binaries are, a free
+// loopback port, spawning a process with extra environment, waiting for its exit.
+// Thread-safety: every function is safe from any thread.
+#ifndef COURTPIECE_COMMON_PROCESS_TESTING_H_
+#define COURTPIECE_COMMON_PROCESS_TESTING_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace courtpiece::common {
+
+// The directory of the running executable (build/bin: where the other binaries are).
+std::string BinDir();
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0, read, closed). Another
+// process may take it before the caller binds it: good enough for tests, not for servers.
+int FreeLoopbackPort();
+// Starts argv[0] (a path) with this process's environment plus `extra_env` ("K=V"; later
+// entries win for the same key in glibc's getenv order); -1 when it cannot be started.
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
+// Waits for the process; its exit status, or 128 + the signal that ended it.
+int WaitExit(pid_t pid);
+
+}  // namespace courtpiece::common
+
+#endif  // COURTPIECE_COMMON_PROCESS_TESTING_H_
