@@ -147,7 +147,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
   void FinishLocked(const absl::Status& status) {
     AddOwnerMetadata(context_, status);
     finish_status_ = common::ToGrpcStatus(status);
-    if (status.code() == absl::StatusCode::kResourceExhausted && queue_.size() > 1) {
+    if (static_cast<int>(queue_.size()) >= limits_.queue_max) {
       queue_.resize(writing_ ? 1 : 0);  // a client that does not read gets no backlog
     }
     if (!writing_) WriteNextLocked();
