@@ -276,4 +276,118 @@ void FakeRecordsPort::LoseNextReplies(int count) {
   lose_replies_ = count;
 }
 
+absl::StatusOr<LedgerPotPage> FakePotLedgerPort::ListPots(std::string_view cursor, int page_size,
+                                                          absl::Time deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (clock_.Now() > deadline) return absl::DeadlineExceededError("deadline passed");
+  LedgerPotPage page;
+  for (auto it = balances_.upper_bound(std::string(cursor)); it != balances_.end(); ++it) {
+    if (!it->first.starts_with("pot:") || it->second == 0) continue;
+    if (static_cast<int>(page.pots.size()) == page_size) {
+      page.next_cursor = page.pots.back().pot_id;
+      break;
+    }
+    page.pots.push_back({it->first, it->second, last_entry_[it->first]});
+  }
+  return page;
+}
+
+absl::StatusOr<PotPayers> FakePotLedgerPort::GetPotPayers(std::string_view pot_id,
+                                                          absl::Time deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (clock_.Now() > deadline) return absl::DeadlineExceededError("deadline passed");
+  const std::string pot(pot_id);
+  if (!balances_.contains(pot)) return absl::NotFoundError(absl::StrCat("unknown account ", pot));
+  PotPayers out;
+  out.balance_coins = balances_[pot];
+  if (auto it = payers_override_.find(pot); it != payers_override_.end()) {
+    out.payers = it->second;
+    return out;
+  }
+  for (const auto& [account, net] : nets_[pot]) {
+    if (net != 0) out.payers.push_back({account, net});
+  }
+  return out;
+}
+
+absl::Status FakePotLedgerPort::Transfer(const PotRefund& refund, absl::Time deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++transfer_calls_;
+  if (clock_.Now() > deadline) return absl::DeadlineExceededError("deadline passed");
+  if (fail_next_ > 0) {
+    --fail_next_;
+    return fail_status_;
+  }
+  return ApplyLocked(refund.key, refund.legs);
+}
+
+absl::Status FakePotLedgerPort::Apply(const std::string& key,
+                                      const std::vector<PotRefundLeg>& legs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ApplyLocked(key, legs);
+}
+
+absl::Status FakePotLedgerPort::ApplyLocked(const std::string& key,
+                                            const std::vector<PotRefundLeg>& legs) {
+  if (auto it = keys_.find(key); it != keys_.end()) {
+    if (it->second == legs) return absl::OkStatus();  // replay: nothing moves
+    return absl::AlreadyExistsError(absl::StrCat("key ", key, " used for another request"));
+  }
+  int64_t sum = 0;
+  for (const PotRefundLeg& leg : legs) {
+    if (leg.amount_coins == 0) return absl::InvalidArgumentError("a leg of 0 coins");
+    sum += leg.amount_coins;
+    if (leg.account_id != "house" && balances_[leg.account_id] + leg.amount_coins < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("account ", leg.account_id, " would go below zero"));
+    }
+  }
+  if (sum != 0) return absl::InvalidArgumentError("legs do not sum to zero");
+  for (const PotRefundLeg& leg : legs) {
+    balances_[leg.account_id] += leg.amount_coins;
+    if (!leg.account_id.starts_with("pot:")) continue;
+    last_entry_[leg.account_id] = clock_.Now();
+    for (const PotRefundLeg& other : legs) {
+      if (other.account_id != leg.account_id) {
+        nets_[leg.account_id][other.account_id] -= other.amount_coins;
+      }
+    }
+  }
+  keys_[key] = legs;
+  applied_keys_.push_back(key);
+  return absl::OkStatus();
+}
+
+void FakePotLedgerPort::SetBalance(const std::string& account, int64_t coins) {
+  std::lock_guard<std::mutex> lock(mu_);
+  balances_[account] = coins;
+}
+
+void FakePotLedgerPort::SetPayers(const std::string& pot, std::vector<PotPayer> payers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  payers_override_[pot] = std::move(payers);
+}
+
+void FakePotLedgerPort::FailNextTransfers(int count, absl::Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_next_ = count;
+  fail_status_ = std::move(status);
+}
+
+int64_t FakePotLedgerPort::Balance(const std::string& account) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = balances_.find(account);
+  return it == balances_.end() ? 0 : it->second;
+}
+
+int FakePotLedgerPort::transfer_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return transfer_calls_;
+}
+
+std::vector<std::string> FakePotLedgerPort::applied_keys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return applied_keys_;
+}
+
 }  // namespace courtpiece::table_service

@@ -24,7 +24,16 @@
 // FakeRecordsPort: records by key per kind (the first request of a key is kept; a replay
 // answers OK and counts as received); an empty key is InvalidArgument; the same SetDown,
 // LoseNextReplies (recorded, answered Unavailable) and deadline checks.
-// Thread-safety: both are thread-safe; `done` never runs under their lock.
+//
+// FakePotLedgerPort (pot_sweeper.h's PotLedgerPort): a tiny ledger of balances and, per pot,
+// the net coins every other account put in and the time of its last entry (the injected
+// clock's now). Apply(key, legs) moves coins like a wallet transfer (once per key; a key
+// seen before is OK with nothing moved, AlreadyExists when its legs differ; the house may
+// go below zero, nobody else). Transfer = Apply of the refund's legs. ListPots: pots whose
+// balance is not 0, by id, after the cursor (the cursor is the last pot of the page).
+// FailNextTransfers(n, status): the next n Transfer calls fail with `status`, nothing moved.
+// SetPayers overrides what GetPotPayers answers for a pot (a ledger that does not add up).
+// Thread-safety: the three are thread-safe; `done` never runs under their lock.
 #ifndef COURTPIECE_SERVICES_TABLE_FAKE_PORTS_H_
 #define COURTPIECE_SERVICES_TABLE_FAKE_PORTS_H_
 
@@ -37,6 +46,7 @@
 
 #include "courtpiece/common/clock.h"
 #include "services/table/ports.h"
+#include "services/table/pot_sweeper.h"
 
 namespace courtpiece::table_service {
 
@@ -126,6 +136,40 @@ class FakeRecordsPort final : public RecordsPort {
   std::map<std::string, int> received_;                               // guarded by mu_
   bool down_ = false;                                                 // guarded by mu_
   int lose_replies_ = 0;                                              // guarded by mu_
+};
+
+class FakePotLedgerPort final : public PotLedgerPort {
+ public:
+  explicit FakePotLedgerPort(const Clock& clock) : clock_(clock) {}
+
+  absl::StatusOr<LedgerPotPage> ListPots(std::string_view cursor, int page_size,
+                                         absl::Time deadline) override;
+  absl::StatusOr<PotPayers> GetPotPayers(std::string_view pot_id, absl::Time deadline) override;
+  absl::Status Transfer(const PotRefund& refund, absl::Time deadline) override;
+
+  // Test setup and inspection.
+  absl::Status Apply(const std::string& key, const std::vector<PotRefundLeg>& legs);
+  void SetBalance(const std::string& account, int64_t coins);
+  void SetPayers(const std::string& pot, std::vector<PotPayer> payers);
+  void FailNextTransfers(int count, absl::Status status);
+  int64_t Balance(const std::string& account) const;  // 0 for an unknown account
+  int transfer_calls() const;
+  std::vector<std::string> applied_keys() const;  // in order
+
+ private:
+  absl::Status ApplyLocked(const std::string& key, const std::vector<PotRefundLeg>& legs);
+
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> balances_;
+  std::map<std::string, std::map<std::string, int64_t>> nets_;  // pot -> account -> net
+  std::map<std::string, absl::Time> last_entry_;
+  std::map<std::string, std::vector<PotPayer>> payers_override_;
+  std::map<std::string, std::vector<PotRefundLeg>> keys_;
+  std::vector<std::string> applied_keys_;
+  int fail_next_ = 0;
+  absl::Status fail_status_;
+  int transfer_calls_ = 0;
 };
 
 }  // namespace courtpiece::table_service

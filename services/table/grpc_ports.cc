@@ -359,4 +359,69 @@ void GrpcRecordsPort::FileReport(const moderation::v1::FileReportRequest& reques
       });
 }
 
+struct GrpcPotLedgerPort::Stub {
+  std::unique_ptr<wv1::Wallet::Stub> wallet;
+};
+
+GrpcPotLedgerPort::GrpcPotLedgerPort(std::shared_ptr<grpc::Channel> wallet_channel)
+    : stub_(std::make_unique<Stub>(Stub{wv1::Wallet::NewStub(wallet_channel)})) {}
+
+GrpcPotLedgerPort::~GrpcPotLedgerPort() = default;
+
+absl::StatusOr<LedgerPotPage> GrpcPotLedgerPort::ListPots(std::string_view cursor, int page_size,
+                                                          absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(context, deadline);
+  wv1::ListPotsRequest request;
+  request.set_cursor(std::string(cursor));
+  request.set_page_size(page_size);
+  wv1::ListPotsResponse response;
+  if (absl::Status s = FromRpc(stub_->wallet->ListPots(&context, request, &response)); !s.ok()) {
+    return s;
+  }
+  LedgerPotPage page;
+  for (const wv1::Pot& pot : response.pots()) {
+    page.pots.push_back(
+        {pot.account_id(), pot.balance(), absl::FromUnixMicros(pot.last_entry_unix_micros())});
+  }
+  page.next_cursor = response.next_cursor();
+  return page;
+}
+
+absl::StatusOr<PotPayers> GrpcPotLedgerPort::GetPotPayers(std::string_view pot_id,
+                                                          absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(context, deadline);
+  wv1::PotPayersRequest request;
+  request.set_pot_id(std::string(pot_id));
+  wv1::PotPayersResponse response;
+  if (absl::Status s = FromRpc(stub_->wallet->PotPayers(&context, request, &response)); !s.ok()) {
+    return s;
+  }
+  PotPayers out;
+  out.balance_coins = response.balance();
+  for (const wv1::PotPayer& payer : response.payers()) {
+    out.payers.push_back({payer.account_id(), payer.net_coins()});
+  }
+  return out;
+}
+
+absl::Status GrpcPotLedgerPort::Transfer(const PotRefund& refund, absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(context, deadline);
+  wv1::TransferRequest request;
+  request.set_idempotency_key(refund.key);
+  request.set_table_id(refund.table_id);
+  request.set_round(refund.round);
+  request.set_reason("sweep_refund");
+  for (const PotRefundLeg& leg : refund.legs) {
+    wv1::Leg* out = request.add_legs();
+    out->set_account_id(leg.account_id);
+    out->set_side(leg.amount_coins < 0 ? wv1::SIDE_DEBIT : wv1::SIDE_CREDIT);
+    out->set_amount(leg.amount_coins < 0 ? -leg.amount_coins : leg.amount_coins);
+  }
+  wv1::TransferResponse response;
+  return FromRpc(stub_->wallet->Transfer(&context, request, &response));
+}
+
 }  // namespace courtpiece::table_service

@@ -52,6 +52,7 @@
 
 #include "grpcpp/channel.h"
 #include "services/table/ports.h"
+#include "services/table/pot_sweeper.h"
 
 namespace courtpiece::table_service {
 
@@ -99,6 +100,26 @@ class GrpcRecordsPort final : public RecordsPort {
 
  private:
   std::shared_ptr<Shared> shared_;
+};
+
+// The sweeper's wallet (pot_sweeper.h) over the wallet's ListPots, PotPayers and Transfer:
+// synchronous (blocking) calls, for the sweeper's own thread only, never a table worker.
+// Each call sets its deadline; codes as FromRpc (CANCELLED -> Unavailable). The refund's
+// legs become wallet legs (< 0 SIDE_DEBIT, > 0 SIDE_CREDIT) with metadata table_id, round
+// and reason "sweep_refund".
+class GrpcPotLedgerPort final : public PotLedgerPort {
+ public:
+  explicit GrpcPotLedgerPort(std::shared_ptr<grpc::Channel> wallet_channel);
+  ~GrpcPotLedgerPort() override;
+
+  absl::StatusOr<LedgerPotPage> ListPots(std::string_view cursor, int page_size,
+                                         absl::Time deadline) override;
+  absl::StatusOr<PotPayers> GetPotPayers(std::string_view pot_id, absl::Time deadline) override;
+  absl::Status Transfer(const PotRefund& refund, absl::Time deadline) override;
+
+ private:
+  struct Stub;
+  std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace courtpiece::table_service

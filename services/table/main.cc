@@ -23,9 +23,16 @@
 //   COURTPIECE_TABLE_COMMANDS_BURST       command bucket per stream       (default 40)
 //   COURTPIECE_TABLE_ADOPT_GRACE          after a takeover, how long people have to come
 //                                         back before they count as disconnected (default 15s)
+//   COURTPIECE_TABLE_SWEEP_INTERVAL       orphaned-pot sweep period; 0 = off (default 60s);
+//                                         only the instance PickOwner("pot-sweeper", live
+//                                         instances) names sweeps (pot_sweeper.h)
+//   COURTPIECE_TABLE_SWEEP_GRACE          a pot untouched this long may be refunded
+//                                         (default 60s)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error           (default info)
 #include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -41,6 +48,7 @@
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/table/rules_engine.h"
 #include "services/table/grpc_ports.h"
+#include "services/table/pot_sweeper.h"
 #include "services/table/redis_table_store.h"
 #include "services/table/seed_source.h"
 #include "services/table/server.h"
@@ -58,7 +66,7 @@ struct Config {
   std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
   std::string wallet_addr, lobby_addr, moderation_addr;
   int workers = 2, tables_max = 20'000, redis_connections = 0, redis_db = 0;
-  absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace;
+  absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace, sweep_interval, sweep_grace;
   StreamLimits limits;
   common::LogLevel log_level = common::LogLevel::kInfo;
 };
@@ -94,6 +102,10 @@ absl::StatusOr<Config> ReadConfig() {
   c.adopt_grace = env.Duration("COURTPIECE_TABLE_ADOPT_GRACE", absl::Seconds(15),
                                absl::Milliseconds(0), absl::Minutes(10));
   c.log_level = common::ReadLogLevel(env);
+  c.sweep_interval = env.Duration("COURTPIECE_TABLE_SWEEP_INTERVAL", absl::Seconds(60),
+                                  absl::ZeroDuration(), absl::Hours(24));
+  c.sweep_grace = env.Duration("COURTPIECE_TABLE_SWEEP_GRACE", absl::Seconds(60),
+                               absl::ZeroDuration(), absl::Hours(24));
   if (absl::Status s = env.Finish(); !s.ok()) return s;
   return c;
 }
@@ -108,6 +120,59 @@ std::string DefaultInstanceId(const std::string& advertise) {
   }
   return id;
 }
+
+// Runs a sweep pass every `interval` on the instance PickOwner("pot-sweeper", live
+// instances) names, until Stop. Its wallet calls block this thread only.
+class SweeperThread {
+ public:
+  SweeperThread(PotSweeper& sweeper, TableStore& store, std::string instance_id,
+                absl::Duration interval, const common::Logger& log)
+      : sweeper_(sweeper),
+        store_(store),
+        instance_id_(std::move(instance_id)),
+        interval_(interval),
+        log_(log),
+        thread_([this] { Loop(); }) {}
+  ~SweeperThread() { Stop(); }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(
+        lock,
+        absl::ToChronoSeconds(interval_) + absl::ToChronoMilliseconds(interval_ % absl::Seconds(1)),
+        [this] { return stopping_; })) {
+      lock.unlock();
+      absl::StatusOr<std::vector<InstanceInfo>> live = store_.LiveInstances();
+      if (!live.ok()) {
+        log_.Warn("pot sweep: live instances unreadable", {{"status", live.status()}});
+      } else if (PickOwner("pot-sweeper", *live) == instance_id_) {
+        absl::StatusOr<SweepReport> report = sweeper_.RunPass();
+        if (!report.ok()) log_.Warn("pot sweep failed", {{"status", report.status()}});
+      }
+      lock.lock();
+    }
+  }
+
+  PotSweeper& sweeper_;
+  TableStore& store_;
+  const std::string instance_id_;
+  const absl::Duration interval_;
+  const common::Logger& log_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread thread_;     // last: starts after every member above
+};
 
 int Run() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
@@ -184,10 +249,22 @@ int Run() {
                        {"metrics_address", config->metrics_address},
                        {"metrics_port", (*metrics)->port()},
                        {"workers", config->workers}});
+  // Orphaned pots (docs/table-service.md): one instance at a time sweeps.
+  GrpcPotLedgerPort pot_ledger(common::CreateGrpcChannel(config->wallet_addr, metrics->get()));
+  PotSweeperOptions sweep_options;
+  sweep_options.grace_ms = absl::ToInt64Milliseconds(config->sweep_grace);
+  sweep_options.call_timeout_ms = host_options.rpc_timeout_ms;
+  PotSweeper sweeper(pot_ledger, store, RealClock::Instance(), sweep_options, log);
+  std::unique_ptr<SweeperThread> sweeper_thread;
+  if (config->sweep_interval > absl::ZeroDuration()) {
+    sweeper_thread = std::make_unique<SweeperThread>(sweeper, store, host_options.instance_id,
+                                                     config->sweep_interval, log);
+  }
   std::optional<int> signo;
   while (!(signo = signal.WaitFor(kGaugeInterval))) table_metrics.Refresh(host->Stats());
   log.Info("shutting down", {{"signal", *signo}});
   const absl::Time start = absl::Now();
+  if (sweeper_thread) sweeper_thread->Stop();
   host->Shutdown();  // tables saved and handed over; their streams told to reconnect
   server->Shutdown(start + kDrain);
   log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)}});

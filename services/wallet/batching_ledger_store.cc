@@ -65,6 +65,16 @@ absl::StatusOr<std::vector<LedgerEntry>> BatchingLedgerStore::History(absl::stri
   return inner_.History(account_id, before_entry_id, limit, deadline);
 }
 
+absl::StatusOr<std::vector<PotSummary>> BatchingLedgerStore::ListPots(
+    absl::string_view after_account_id, int limit, absl::Time deadline) {
+  return inner_.ListPots(after_account_id, limit, deadline);
+}
+
+absl::StatusOr<std::vector<AccountBalance>> BatchingLedgerStore::PotPayers(absl::string_view pot_id,
+                                                                           absl::Time deadline) {
+  return inner_.PotPayers(pot_id, deadline);
+}
+
 absl::StatusOr<AppliedTransfer> BatchingLedgerStore::Apply(const TransferRecord& transfer,
                                                            absl::Time deadline) {
   Waiter self;

@@ -21,7 +21,7 @@
 // Deadlines: a transfer whose deadline (by the injected clock) has passed before a leader
 // takes it into a batch is answered DeadlineExceeded and never sent; a waiting caller also
 // gives up by itself at its deadline while it is still queued.
-// Balance, History and EnsureHouseShards go straight to the inner store.
+// Balance, History, ListPots, PotPayers and EnsureHouseShards go straight to the inner store.
 // Thread-safety: safe for concurrent use (one std::mutex guards the queue).
 #ifndef COURTPIECE_SERVICES_WALLET_BATCHING_LEDGER_STORE_H_
 #define COURTPIECE_SERVICES_WALLET_BATCHING_LEDGER_STORE_H_
@@ -64,6 +64,10 @@ class BatchingLedgerStore final : public LedgerStore {
   absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
                                                    int64_t before_entry_id, int limit,
                                                    absl::Time deadline) override;
+  absl::StatusOr<std::vector<PotSummary>> ListPots(absl::string_view after_account_id, int limit,
+                                                   absl::Time deadline) override;
+  absl::StatusOr<std::vector<AccountBalance>> PotPayers(absl::string_view pot_id,
+                                                        absl::Time deadline) override;
 
   // For tests: blocks until exactly `count` transfers wait in the queue (not yet taken).
   void WaitUntilQueuedForTest(int count);

@@ -58,6 +58,14 @@ class GatedStore final : public LedgerStore {
   absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& t, absl::Time deadline) override {
     return inner_.Apply(t, deadline);
   }
+  absl::StatusOr<std::vector<PotSummary>> ListPots(absl::string_view after, int limit,
+                                                   absl::Time deadline) override {
+    return inner_.ListPots(after, limit, deadline);
+  }
+  absl::StatusOr<std::vector<AccountBalance>> PotPayers(absl::string_view pot,
+                                                        absl::Time deadline) override {
+    return inner_.PotPayers(pot, deadline);
+  }
   absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> ApplyBatch(
       const std::vector<const TransferRecord*>& transfers, absl::Time deadline) override {
     {

@@ -1,8 +1,11 @@
 #include "services/wallet/fake_ledger_store.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/wallet/account_id.h"
 
@@ -138,6 +141,40 @@ absl::StatusOr<std::vector<LedgerEntry>> FakeLedgerStore::History(absl::string_v
        ++it) {
     if (before_entry_id > 0 && it->entry_id >= before_entry_id) continue;
     if (Matches(account_id, it->account_id)) out.push_back(*it);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PotSummary>> FakeLedgerStore::ListPots(
+    absl::string_view after_account_id, int limit, absl::Time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PotSummary> out;
+  for (auto it = balances_.upper_bound(std::string(after_account_id));
+       it != balances_.end() && static_cast<int>(out.size()) < limit; ++it) {
+    if (!absl::StartsWith(it->first, "pot:") || it->second == 0) continue;
+    PotSummary pot{it->first, it->second, absl::InfinitePast()};
+    for (const LedgerEntry& e : entries_) {
+      if (e.account_id == it->first) pot.last_entry_at = std::max(pot.last_entry_at, e.created_at);
+    }
+    out.push_back(std::move(pot));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<AccountBalance>> FakeLedgerStore::PotPayers(absl::string_view pot_id,
+                                                                       absl::Time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<int64_t> transfers;
+  for (const LedgerEntry& e : entries_) {
+    if (e.account_id == pot_id) transfers.insert(e.transfer_id);
+  }
+  std::map<std::string, int64_t> nets;
+  for (const LedgerEntry& e : entries_) {
+    if (e.account_id != pot_id && transfers.contains(e.transfer_id)) nets[e.account_id] -= e.amount;
+  }
+  std::vector<AccountBalance> out;
+  for (const auto& [account, net] : nets) {
+    if (net != 0) out.push_back({account, net});
   }
   return out;
 }

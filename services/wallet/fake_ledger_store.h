@@ -29,6 +29,10 @@ class FakeLedgerStore final : public LedgerStore {
   absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
                                                    int64_t before_entry_id, int limit,
                                                    absl::Time deadline) override;
+  absl::StatusOr<std::vector<PotSummary>> ListPots(absl::string_view after_account_id, int limit,
+                                                   absl::Time deadline) override;
+  absl::StatusOr<std::vector<AccountBalance>> PotPayers(absl::string_view pot_id,
+                                                        absl::Time deadline) override;
 
   void FailNext(int count, absl::Status status);
   void LoseNextReplies(int count);

@@ -1,6 +1,7 @@
 #include "services/wallet/ledger.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -248,6 +249,56 @@ absl::StatusOr<HistoryPage> Ledger::History(absl::string_view account_id, int pa
   }
   page.entries = std::move(entries);
   return page;
+}
+
+absl::StatusOr<PotPage> Ledger::ListPots(int page_size, absl::string_view cursor,
+                                         absl::Time deadline) {
+  if (page_size == 0) page_size = options_.history_page_size_default;
+  if (page_size < 0 || page_size > options_.history_page_size_max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page size must be in 0..", options_.history_page_size_max));
+  }
+  // The cursor is the last pot id of the previous page.
+  if (!cursor.empty()) {
+    absl::StatusOr<AccountKind> kind = ParseAccountId(cursor);
+    if (!kind.ok() || *kind != AccountKind::kPot) {
+      return absl::InvalidArgumentError("malformed cursor");
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<PotSummary> pots, WithRetry<std::vector<PotSummary>>(deadline, [&] {
+                     return store_.ListPots(cursor, page_size + 1, deadline);
+                   }));
+  PotPage page;
+  if (pots.size() > static_cast<size_t>(page_size)) {
+    pots.resize(page_size);
+    page.next_cursor = pots.back().account_id;
+  }
+  page.pots = std::move(pots);
+  return page;
+}
+
+absl::StatusOr<PotPayersResult> Ledger::PotPayers(absl::string_view pot_id, absl::Time deadline) {
+  ASSIGN_OR_RETURN(AccountKind kind, ParseAccountId(pot_id));
+  if (kind != AccountKind::kPot) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", pot_id.substr(0, 80), "\" is not a pot id (pot:<table>:<round>)"));
+  }
+  PotPayersResult out;
+  // NotFound for an unknown pot.
+  ASSIGN_OR_RETURN(out.balance, GetBalance(pot_id, deadline));
+  ASSIGN_OR_RETURN(std::vector<AccountBalance> stored,
+                   WithRetry<std::vector<AccountBalance>>(
+                       deadline, [&] { return store_.PotPayers(pot_id, deadline); }));
+  // House shards are internal: one "house" payer with their sum.
+  std::map<std::string, int64_t> nets;
+  for (const AccountBalance& payer : stored) {
+    nets[IsHouseShard(payer.account_id) ? std::string(kHouseAccount) : payer.account_id] +=
+        payer.balance;
+  }
+  for (const auto& [account, net] : nets) {
+    if (net != 0) out.payers.push_back({account, net});
+  }
+  return out;
 }
 
 }  // namespace courtpiece::wallet

@@ -67,6 +67,16 @@ struct HistoryPage {
   std::string next_cursor;  // empty: no older entries
 };
 
+struct PotPage {
+  std::vector<PotSummary> pots;
+  std::string next_cursor;  // empty: no more pots
+};
+
+struct PotPayersResult {
+  int64_t balance = 0;                 // the pot's balance now
+  std::vector<AccountBalance> payers;  // net coins put in, "house" for the shards; by id
+};
+
 // Key prefix reserved for the wallet's own transfers (starting grants).
 inline constexpr absl::string_view kReservedKeyPrefix = "wallet:";
 
@@ -86,6 +96,11 @@ class Ledger {
   absl::StatusOr<TransferResult> Transfer(const TransferRequest& request, absl::Time deadline);
   absl::StatusOr<HistoryPage> History(absl::string_view account_id, int page_size,
                                       absl::string_view cursor, absl::Time deadline);
+
+  // Pots with a balance other than 0, by id; page_size 0 = history_page_size_default.
+  absl::StatusOr<PotPage> ListPots(int page_size, absl::string_view cursor, absl::Time deadline);
+  // InvalidArgument when `pot_id` is not a pot id; NotFound for an unknown pot.
+  absl::StatusOr<PotPayersResult> PotPayers(absl::string_view pot_id, absl::Time deadline);
 
   // The canonical form of a request (exposed for tests): equal iff the requests are equal up
   // to the order of legs.

@@ -79,6 +79,15 @@ struct LedgerEntry {
   absl::Time created_at;
 };
 
+// A pot holding coins (ListPots).
+struct PotSummary {
+  std::string account_id;
+  int64_t balance = 0;
+  absl::Time last_entry_at;  // created_at of the newest transfer touching the pot
+
+  friend bool operator==(const PotSummary&, const PotSummary&) = default;
+};
+
 class LedgerStore {
  public:
   virtual ~LedgerStore() = default;
@@ -101,6 +110,17 @@ class LedgerStore {
   virtual absl::StatusOr<std::vector<LedgerEntry>> History(absl::string_view account_id,
                                                            int64_t before_entry_id, int limit,
                                                            absl::Time deadline) = 0;
+
+  // Pots (kind pot) with a balance other than 0 and an id greater than `after_account_id`
+  // (byte order; "" = from the start), ascending by id, at most `limit`.
+  virtual absl::StatusOr<std::vector<PotSummary>> ListPots(absl::string_view after_account_id,
+                                                           int limit, absl::Time deadline) = 0;
+
+  // Over every transfer with an entry of `pot_id`: for each other stored account (house
+  // shards separately), -(sum of its entries in those transfers), ascending by account id;
+  // accounts netting 0 are omitted. An unknown pot has no payers.
+  virtual absl::StatusOr<std::vector<AccountBalance>> PotPayers(absl::string_view pot_id,
+                                                                absl::Time deadline) = 0;
 };
 
 }  // namespace courtpiece::wallet

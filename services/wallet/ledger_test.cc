@@ -15,6 +15,9 @@ namespace courtpiece::wallet {
 namespace {
 
 using ::courtpiece::common::StatusIs;
+using ::courtpiece::wallet::testing::CourtStake;
+using ::courtpiece::wallet::testing::FourStakes;
+using ::courtpiece::wallet::testing::PayoutToAlice;
 using ::courtpiece::wallet::testing::Stakes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -343,6 +346,62 @@ TEST_F(LedgerTest, HistoryPagesNewestFirst) {
   absl::StatusOr<HistoryPage> house = ledger_.History("house", 100, "", Deadline());
   ASSERT_TRUE(house.ok());
   EXPECT_EQ(house->entries.size(), 4u);  // three grants and one bot stake
+}
+
+// ListPots and PotPayers over a round's stakes, court stake and payout.
+TEST_F(LedgerTest, PotsAndTheirPayers) {
+  ASSERT_TRUE(Move(Stakes("k1")).ok());
+  ASSERT_TRUE(Move(FourStakes()).ok());
+  ASSERT_TRUE(Move(CourtStake()).ok());
+  absl::StatusOr<PotPage> all = ledger_.ListPots(0, "", Deadline());
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->pots.size(), 2u);
+  EXPECT_EQ(all->pots[0].account_id, "pot:t1:1");
+  EXPECT_EQ(all->pots[0].balance, 100);
+  EXPECT_EQ(all->pots[1].account_id, "pot:t2:1");
+  EXPECT_EQ(all->pots[1].balance, 100);
+  EXPECT_TRUE(all->next_cursor.empty());
+  absl::StatusOr<PotPage> first = ledger_.ListPots(1, "", Deadline());
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->pots.size(), 1u);
+  EXPECT_EQ(first->pots[0].account_id, "pot:t1:1");
+  EXPECT_EQ(first->next_cursor, "pot:t1:1");
+  absl::StatusOr<PotPage> second = ledger_.ListPots(1, first->next_cursor, Deadline());
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->pots.size(), 1u);
+  EXPECT_EQ(second->pots[0].account_id, "pot:t2:1");
+  EXPECT_TRUE(second->next_cursor.empty());
+
+  absl::StatusOr<PotPayersResult> payers = ledger_.PotPayers("pot:t2:1", Deadline());
+  ASSERT_TRUE(payers.ok()) << payers.status();
+  EXPECT_EQ(payers->balance, 100);
+  EXPECT_THAT(payers->payers,
+              ElementsAre(AccountBalance{"house", 30}, AccountBalance{"player:alice", 20},
+                          AccountBalance{"player:bob", 30}, AccountBalance{"player:carol", 20}));
+
+  ASSERT_TRUE(Move(PayoutToAlice()).ok());
+  absl::StatusOr<PotPage> after = ledger_.ListPots(0, "", Deadline());
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->pots.size(), 1u);
+  EXPECT_EQ(after->pots[0].account_id, "pot:t1:1");
+  payers = ledger_.PotPayers("pot:t2:1", Deadline());
+  ASSERT_TRUE(payers.ok());
+  EXPECT_EQ(payers->balance, 0);
+  EXPECT_THAT(payers->payers,
+              ElementsAre(AccountBalance{"house", 30}, AccountBalance{"player:alice", -80},
+                          AccountBalance{"player:bob", 30}, AccountBalance{"player:carol", 20}));
+}
+
+TEST_F(LedgerTest, PotQueriesRefuseBadInput) {
+  EXPECT_THAT(ledger_.PotPayers("player:alice", Deadline()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a pot id")));
+  EXPECT_THAT(ledger_.PotPayers("pot:t1:01", Deadline()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ledger_.PotPayers("pot:nope:1", Deadline()), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ledger_.ListPots(0, "garbage", Deadline()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cursor")));
+  EXPECT_THAT(ledger_.ListPots(101, "", Deadline()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ledger_.ListPots(-1, "", Deadline()), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(LedgerOptionsTest, RejectsOutOfRange) {

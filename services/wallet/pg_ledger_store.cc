@@ -240,4 +240,64 @@ absl::StatusOr<std::vector<LedgerEntry>> PgLedgerStore::History(absl::string_vie
   return out;
 }
 
+absl::StatusOr<std::vector<PotSummary>> PgLedgerStore::ListPots(absl::string_view after_account_id,
+                                                                int limit, absl::Time) {
+  // Pots are few next to players; the newest entry comes from the (account_id, id) index.
+  constexpr char kSql[] = R"sql(
+SELECT a.id, a.balance,
+       (SELECT (extract(epoch FROM t.created_at) * 1000000)::bigint
+          FROM wallet.entries e JOIN wallet.transfers t ON t.id = e.transfer_id
+         WHERE e.account_id = a.id ORDER BY e.id DESC LIMIT 1)
+  FROM wallet.accounts a
+ WHERE a.kind = 'pot' AND a.balance <> 0 AND a.id COLLATE "C" > $1::text COLLATE "C"
+ ORDER BY a.id COLLATE "C" LIMIT $2)sql";
+  std::vector<PotSummary> out;
+  absl::Status status =
+      pool_.RunIdempotent(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
+        out.clear();  // a retried read starts over
+        ASSIGN_OR_RETURN(PgResult result, tx.Exec(kSql, {after_account_id, limit}));
+        for (const PgRow& row : result.rows()) {
+          PotSummary pot;
+          ASSIGN_OR_RETURN(pot.account_id, row.String(0));
+          ASSIGN_OR_RETURN(pot.balance, row.Int64(1));
+          ASSIGN_OR_RETURN(int64_t last_us, row.Int64(2));
+          pot.last_entry_at = absl::FromUnixMicros(last_us);
+          out.push_back(std::move(pot));
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return Unexpected(status);
+  return out;
+}
+
+absl::StatusOr<std::vector<AccountBalance>> PgLedgerStore::PotPayers(absl::string_view pot_id,
+                                                                     absl::Time) {
+  // entries has no index on transfer_id: the counterparties' entries are found by a scan of
+  // entries filtered to the pot's transfers (hashed). The sweeper asks this only for pots
+  // that look orphaned, which is rare; see docs/wallet.md.
+  constexpr char kSql[] = R"sql(
+SELECT e.account_id, (-sum(e.amount))::bigint AS net
+  FROM wallet.entries e
+ WHERE e.transfer_id IN (SELECT p.transfer_id FROM wallet.entries p WHERE p.account_id = $1)
+   AND e.account_id <> $1
+ GROUP BY e.account_id
+HAVING sum(e.amount) <> 0
+ ORDER BY e.account_id COLLATE "C")sql";
+  std::vector<AccountBalance> out;
+  absl::Status status =
+      pool_.RunIdempotent(kRetryAttemptsMax, [&](PgTransaction& tx) -> absl::Status {
+        out.clear();
+        ASSIGN_OR_RETURN(PgResult result, tx.Exec(kSql, {pot_id}));
+        for (const PgRow& row : result.rows()) {
+          AccountBalance payer;
+          ASSIGN_OR_RETURN(payer.account_id, row.String(0));
+          ASSIGN_OR_RETURN(payer.balance, row.Int64(1));
+          out.push_back(std::move(payer));
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return Unexpected(status);
+  return out;
+}
+
 }  // namespace courtpiece::wallet

@@ -35,8 +35,12 @@ namespace courtpiece::wallet {
 namespace {
 
 using ::courtpiece::common::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using C = absl::StatusCode;
+using ::courtpiece::wallet::testing::CourtStake;
+using ::courtpiece::wallet::testing::FourStakes;
+using ::courtpiece::wallet::testing::PayoutToAlice;
 using ::courtpiece::wallet::testing::Stakes;
 using testing::Exec;
 using testing::QueryInt;
@@ -156,6 +160,50 @@ TEST_F(PgLedgerTest, StatementTimeoutReachesTheClientWithoutDatabaseText) {
 }
 
 // A reason with spaces goes through Postgres and comes back as sent.
+// ListPots and PotPayers in SQL: the same round as the fake's test, plus the time of the
+// pot's last entry.
+TEST_F(PgLedgerTest, PotsAndTheirPayers) {
+  const absl::Time before = absl::Now() - absl::Seconds(1);
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  ASSERT_TRUE(ledger_->Transfer(FourStakes(), Deadline()).ok());
+  ASSERT_TRUE(ledger_->Transfer(CourtStake(), Deadline()).ok());
+  absl::StatusOr<PotPage> first = ledger_->ListPots(1, "", Deadline());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->pots.size(), 1u);
+  EXPECT_EQ(first->pots[0].account_id, "pot:t1:1");
+  EXPECT_EQ(first->pots[0].balance, 100);
+  EXPECT_EQ(first->next_cursor, "pot:t1:1");
+  absl::StatusOr<PotPage> second = ledger_->ListPots(1, first->next_cursor, Deadline());
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->pots.size(), 1u);
+  EXPECT_EQ(second->pots[0].account_id, "pot:t2:1");
+  EXPECT_EQ(second->pots[0].balance, 100);
+  EXPECT_GT(second->pots[0].last_entry_at, before);
+  EXPECT_LE(second->pots[0].last_entry_at, absl::Now());
+  EXPECT_TRUE(second->next_cursor.empty());
+
+  absl::StatusOr<PotPayersResult> payers = ledger_->PotPayers("pot:t2:1", Deadline());
+  ASSERT_TRUE(payers.ok()) << payers.status();
+  EXPECT_EQ(payers->balance, 100);
+  EXPECT_THAT(payers->payers,
+              ElementsAre(AccountBalance{"house", 30}, AccountBalance{"player:alice", 20},
+                          AccountBalance{"player:bob", 30}, AccountBalance{"player:carol", 20}));
+
+  ASSERT_TRUE(ledger_->Transfer(PayoutToAlice(), Deadline()).ok());
+  absl::StatusOr<PotPage> after = ledger_->ListPots(0, "", Deadline());
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->pots.size(), 1u);
+  EXPECT_EQ(after->pots[0].account_id, "pot:t1:1");
+  payers = ledger_->PotPayers("pot:t2:1", Deadline());
+  ASSERT_TRUE(payers.ok());
+  EXPECT_EQ(payers->balance, 0);
+  EXPECT_THAT(payers->payers,
+              ElementsAre(AccountBalance{"house", 30}, AccountBalance{"player:alice", -80},
+                          AccountBalance{"player:bob", 30}, AccountBalance{"player:carol", 20}));
+  EXPECT_THAT(ledger_->PotPayers("pot:nope:1", Deadline()), StatusIs(C::kNotFound));
+  ExpectAuditOk();
+}
+
 TEST_F(PgLedgerTest, ReasonWithSpacesRoundTrips) {
   TransferRequest r = Stakes("k-spaces");
   r.metadata.reason = " stakes: round 1 (two bots) ";

@@ -140,4 +140,34 @@ grpc::Status WalletService::History(grpc::ServerContext* context, const v1::Hist
   return grpc::Status::OK;
 }
 
+grpc::Status WalletService::ListPots(grpc::ServerContext* context,
+                                     const v1::ListPotsRequest* request,
+                                     v1::ListPotsResponse* response) {
+  absl::StatusOr<PotPage> page =
+      ledger_.ListPots(request->page_size(), request->cursor(), Deadline(*context));
+  if (!page.ok()) return Failed("ListPots", page.status());
+  for (const PotSummary& pot : page->pots) {
+    v1::Pot* out = response->add_pots();
+    out->set_account_id(pot.account_id);
+    out->set_balance(pot.balance);
+    out->set_last_entry_unix_micros(absl::ToUnixMicros(pot.last_entry_at));
+  }
+  response->set_next_cursor(page->next_cursor);
+  return grpc::Status::OK;
+}
+
+grpc::Status WalletService::PotPayers(grpc::ServerContext* context,
+                                      const v1::PotPayersRequest* request,
+                                      v1::PotPayersResponse* response) {
+  absl::StatusOr<PotPayersResult> r = ledger_.PotPayers(request->pot_id(), Deadline(*context));
+  if (!r.ok()) return Failed("PotPayers", r.status());
+  response->set_balance(r->balance);
+  for (const AccountBalance& payer : r->payers) {
+    v1::PotPayer* out = response->add_payers();
+    out->set_account_id(payer.account_id);
+    out->set_net_coins(payer.balance);
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace courtpiece::wallet

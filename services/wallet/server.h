@@ -34,6 +34,10 @@ class WalletService final : public v1::Wallet::Service {
                         v1::TransferResponse* response) override;
   grpc::Status History(grpc::ServerContext* context, const v1::HistoryRequest* request,
                        v1::HistoryResponse* response) override;
+  grpc::Status ListPots(grpc::ServerContext* context, const v1::ListPotsRequest* request,
+                        v1::ListPotsResponse* response) override;
+  grpc::Status PotPayers(grpc::ServerContext* context, const v1::PotPayersRequest* request,
+                         v1::PotPayersResponse* response) override;
 
  private:
   absl::Time Deadline(const grpc::ServerContext& context) const;
