@@ -1,0 +1,23 @@
+# Fails unless the gtest filters of the e2e shards select every test of the binary exactly
+# once. Args: -DBIN=<test binary> "-DSHARDS=name:db:filter[:filter...];..."
+execute_process(COMMAND ${BIN} --gtest_list_tests OUTPUT_VARIABLE all RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cannot list ${BIN}")
+endif()
+string(REGEX MATCHALL "\n  [A-Za-z0-9_]+" names "\n${all}")
+list(LENGTH names total)
+set(selected 0)
+foreach(shard ${SHARDS})
+  string(REPLACE ":" ";" parts "${shard}")
+  list(POP_FRONT parts name db)
+  string(REPLACE ";" ":" filter "${parts}")
+  execute_process(COMMAND ${BIN} --gtest_list_tests --gtest_filter=${filter}
+    OUTPUT_VARIABLE some)
+  string(REGEX MATCHALL "\n  [A-Za-z0-9_]+" these "\n${some}")
+  list(LENGTH these n)
+  math(EXPR selected "${selected} + ${n}")
+endforeach()
+if(NOT selected EQUAL total)
+  message(FATAL_ERROR "the e2e shards select ${selected} tests, the binary has ${total}")
+endif()
+message(STATUS "e2e shards: ${selected} of ${total} tests, each once")
