@@ -24,9 +24,9 @@ absl::StatusOr<table::MoveKind> ParseMoveKind(std::string_view name) {
   if (name == "play") return table::MoveKind::kPlay;
   if (name == "ask") return table::MoveKind::kAsk;
   if (name == "show") return table::MoveKind::kShow;
-  return absl::InvalidArgumentError(
-      absl::StrCat("move: unknown kind \"", common::ToAbsl(name.substr(0, 16)),
-                   "\" (call, hide, play, ask, show)"));
+  return absl::InvalidArgumentError(absl::StrCat("move: unknown kind \"",
+                                                 common::ToAbsl(name.substr(0, 16)),
+                                                 "\" (call, hide, play, ask, show)"));
 }
 
 }  // namespace
@@ -38,8 +38,8 @@ absl::StatusOr<table::Command> CommandFromProto(const pb::TableCommand& command,
   }
   std::optional<table::CommandType> type = table::ParseCommandType(command.type());
   if (!type.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("type: unknown command \"", command.type(),
-                                                   "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("type: unknown command \"", command.type(), "\""));
   }
   if (*type == table::CommandType::kDisconnect || *type == table::CommandType::kReconnect) {
     return absl::InvalidArgumentError(
@@ -82,9 +82,8 @@ uint64_t RoundOfTransferKey(std::string_view key) {
   const size_t first = key.find(':');
   if (first == std::string_view::npos) return 0;
   const size_t second = key.find(':', first + 1);
-  const std::string_view field = key.substr(first + 1, second == std::string_view::npos
-                                                          ? std::string_view::npos
-                                                          : second - first - 1);
+  const std::string_view field = key.substr(
+      first + 1, second == std::string_view::npos ? std::string_view::npos : second - first - 1);
   uint64_t round = 0;
   if (!absl::SimpleAtoi(common::ToAbsl(field), &round)) return 0;
   return round;
@@ -129,7 +128,8 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       break;
     }
     case table::EffectType::kRecordQuit: {
-      out.set_key(absl::StrCat(common::ToAbsl(table_id), ":quit:", effect.game_no, ":", effect.player));
+      out.set_key(
+          absl::StrCat(common::ToAbsl(table_id), ":quit:", effect.game_no, ":", effect.player));
       lobby::v1::RecordQuitRequest* r = out.mutable_quit();
       r->set_key(out.key());
       r->set_table_id(std::string(table_id));
@@ -149,7 +149,8 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       break;
     }
     case table::EffectType::kReport: {
-      out.set_key(absl::StrCat(common::ToAbsl(table_id), ":report:", effect.note_id, ":", effect.player));
+      out.set_key(
+          absl::StrCat(common::ToAbsl(table_id), ":report:", effect.note_id, ":", effect.player));
       moderation::v1::FileReportRequest* r = out.mutable_report();
       r->set_key(out.key());
       r->set_table_id(std::string(table_id));

@@ -17,9 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/log.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -39,10 +39,6 @@ namespace wv1 = ::courtpiece::wallet::v1;
 constexpr int64_t kGrant = 500;
 constexpr int64_t kBet = 25;
 
-
-
-
-
 class PotSweeperE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,11 +53,12 @@ class PotSweeperE2eTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     address_ = absl::StrCat("127.0.0.1:", ::courtpiece::common::FreeLoopbackPort());
-    pid_ = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-                 {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
-                  "COURTPIECE_WALLET_METRICS_ADDR=off",
-                  absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
-                  "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_LOG_LEVEL=warn"});
+    pid_ = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
+         "COURTPIECE_WALLET_METRICS_ADDR=off",
+         absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+         "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(pid_, 0);
     auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     bool healthy = false;
@@ -102,7 +99,8 @@ class PotSweeperE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   std::unique_ptr<RedisTableStore> store_;

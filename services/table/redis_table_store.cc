@@ -379,9 +379,15 @@ std::vector<absl::Status> RedisTableStore::SaveMany(const std::vector<SaveReques
       out[i] = valid;
       continue;
     }
-    std::vector<std::string> argv = {"EVALSHA", script.sha(), "3", OwnerKey(r.table_id),
-                                     StateKey(r.table_id), EventsKey(r.table_id),
-                                     r.owner.instance, absl::StrCat(r.owner.epoch), r.state,
+    std::vector<std::string> argv = {"EVALSHA",
+                                     script.sha(),
+                                     "3",
+                                     OwnerKey(r.table_id),
+                                     StateKey(r.table_id),
+                                     EventsKey(r.table_id),
+                                     r.owner.instance,
+                                     absl::StrCat(r.owner.epoch),
+                                     r.state,
                                      absl::StrCat(events_max)};
     argv.insert(argv.end(), r.new_events.begin(), r.new_events.end());
     commands.push_back(std::move(argv));
@@ -402,8 +408,8 @@ std::vector<absl::Status> RedisTableStore::SaveMany(const std::vector<SaveReques
       out[sent[k]] = Save(r.table_id, r.owner, r.state, r.new_events, events_max);
       continue;
     }
-    out[sent[k]] = reply.ok() ? FencedWriteOutcome("save", r.table_id, r.owner, *reply)
-                              : reply.status();
+    out[sent[k]] =
+        reply.ok() ? FencedWriteOutcome("save", r.table_id, r.owner, *reply) : reply.status();
   }
   return out;
 }

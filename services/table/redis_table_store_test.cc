@@ -30,7 +30,6 @@ using storage::RedisReply;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-
 // A redis-server of the test's own, run by deploy/local/redis.sh in a temporary dir.
 class ScriptRedis {
  public:

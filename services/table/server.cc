@@ -298,11 +298,11 @@ grpc::ServerUnaryReactor* TableServiceImpl::CreateTable(
     grpc::CallbackServerContext* context, const table::v1::CreateTableRequest* request,
     table::v1::CreateTableResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  host_.CreateTable(*request, [reactor, response](
-                                  absl::StatusOr<table::v1::CreateTableResponse> r) {
-    if (r.ok()) *response = std::move(*r);
-    reactor->Finish(common::ToGrpcStatus(r.status()));
-  });
+  host_.CreateTable(*request,
+                    [reactor, response](absl::StatusOr<table::v1::CreateTableResponse> r) {
+                      if (r.ok()) *response = std::move(*r);
+                      reactor->Finish(common::ToGrpcStatus(r.status()));
+                    });
   return reactor;
 }
 
@@ -310,11 +310,10 @@ grpc::ServerUnaryReactor* TableServiceImpl::GetTable(grpc::CallbackServerContext
                                                      const table::v1::GetTableRequest* request,
                                                      table::v1::TableInfo* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  host_.GetTable(request->table_id(),
-                 [reactor, response](absl::StatusOr<table::v1::TableInfo> r) {
-                   if (r.ok()) *response = std::move(*r);
-                   reactor->Finish(common::ToGrpcStatus(r.status()));
-                 });
+  host_.GetTable(request->table_id(), [reactor, response](absl::StatusOr<table::v1::TableInfo> r) {
+    if (r.ok()) *response = std::move(*r);
+    reactor->Finish(common::ToGrpcStatus(r.status()));
+  });
   return reactor;
 }
 

@@ -18,11 +18,11 @@ inline constexpr char kPlayerIdMetadata[] = "courtpiece-player-id";
 inline constexpr char kOwnerAddrMetadata[] = "courtpiece-owner-addr";
 
 struct StreamLimits {
-  int queue_max = 512;                  // messages waiting to be written to one stream
-  double commands_per_second = 20;      // sustained command rate per stream
-  double commands_burst = 40;           // bucket size
-  int refusals_before_cut = 100;        // rate refusals after which the stream is cut
-  int pending_command_times_max = 64;   // commands timed for the latency histogram at once
+  int queue_max = 512;                 // messages waiting to be written to one stream
+  double commands_per_second = 20;     // sustained command rate per stream
+  double commands_burst = 40;          // bucket size
+  int refusals_before_cut = 100;       // rate refusals after which the stream is cut
+  int pending_command_times_max = 64;  // commands timed for the latency histogram at once
 };
 
 // The service's metrics (courtpiece_table_*), also the host's hooks.
@@ -39,8 +39,7 @@ class TableMetrics final : public HostMetrics {
   void Refresh(const HostStats& stats);
 
  private:
-  common::CounterFamily commands_, saves_, save_bytes_, effects_, effect_retries_, claims_,
-      cuts_;
+  common::CounterFamily commands_, saves_, save_bytes_, effects_, effect_retries_, claims_, cuts_;
   common::HistogramFamily latency_;
   common::GaugeFamily tables_, seats_, streams_, pending_;
   std::atomic<int64_t> open_streams_{0};
@@ -59,9 +58,9 @@ class TableServiceImpl final : public table::v1::TableService::CallbackService {
   grpc::ServerUnaryReactor* ListTables(grpc::CallbackServerContext* context,
                                        const table::v1::ListTablesRequest* request,
                                        table::v1::ListTablesResponse* response) override;
-  grpc::ServerUnaryReactor* CheckVoiceLock(
-      grpc::CallbackServerContext* context, const table::v1::CheckVoiceLockRequest* request,
-      table::v1::CheckVoiceLockResponse* response) override;
+  grpc::ServerUnaryReactor* CheckVoiceLock(grpc::CallbackServerContext* context,
+                                           const table::v1::CheckVoiceLockRequest* request,
+                                           table::v1::CheckVoiceLockResponse* response) override;
   grpc::ServerBidiReactor<table::v1::PlayRequest, table::v1::PlayResponse>* Play(
       grpc::CallbackServerContext* context) override;
 

@@ -166,11 +166,9 @@ absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> RedisClient::Pipeline(
     errno = 0;
     void* raw = nullptr;
     if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
-      const bool timed_out =
-          ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+      const bool timed_out = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
       const std::string what = absl::StrCat("redis pipeline of ", commands.size(), " on ",
-                                            options_.host, ":", options_.port, ": ",
-                                            ctx_->errstr);
+                                            options_.host, ":", options_.port, ": ", ctx_->errstr);
       DropLocked();
       if (timed_out) return absl::DeadlineExceededError(what);
       return absl::UnavailableError(what);

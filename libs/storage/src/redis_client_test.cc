@@ -1,6 +1,5 @@
 // Integration tests of RedisClient against a real Redis (COURTPIECE_TEST_REDIS_ADDR), plus
 // one private redis-server the test starts and kills itself.
-#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
 
 #include <netinet/in.h>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/testing.h"
 #include "gtest/gtest.h"
 
@@ -229,7 +229,6 @@ class OwnRedis {
   int port_;
   pid_t pid_ = -1;
 };
-
 
 TEST(RedisClientOwnServer, ServerKilledIsUnavailableAndClientReconnectsAfterRestart) {
   const int port = ::courtpiece::common::FreeLoopbackPort();
