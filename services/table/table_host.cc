@@ -311,7 +311,7 @@ struct TableHost::Impl {
       }
     }
     h.table->Advance(now);
-    Touch(w, h, now);
+    Touch(w, h);
   }
 
   // --- after every input: collect, save, publish, send, re-arm ------------------------
@@ -388,8 +388,7 @@ struct TableHost::Impl {
 
   // After an input: the table's outputs wait for the worker's next Flush, which saves every
   // touched table in one pipelined round trip and then publishes.
-  void Touch(Worker& w, Hosted& h, int64_t now) {
-    (void)now;
+  void Touch(Worker& w, Hosted& h) {
     Collect(h);
     if (!h.flush_queued) {
       h.flush_queued = true;
@@ -569,7 +568,7 @@ struct TableHost::Impl {
                 {{"table", table_id}, {"key", key}, {"status", s}});
     }
     ErasePending(*h, key);
-    Touch(w, *h, now);
+    Touch(w, *h);
   }
 
   void OnTransferReply(Worker& w, const std::string& table_id, const std::string& key,
@@ -604,7 +603,7 @@ struct TableHost::Impl {
       }
       (void)h->table->OnWalletReply(key, r.status.ok(), r.short_players, now);
     }
-    Touch(w, *h, now);
+    Touch(w, *h);
   }
 
   // Not game state: straight to the streams (nothing to save).
@@ -701,7 +700,7 @@ struct TableHost::Impl {
     } else if (!resumed) {
       (void)h->table->SendView(player);
     }
-    Touch(w, *h, now);
+    Touch(w, *h);
   }
 
   void Forget(uint64_t id) {
@@ -722,7 +721,7 @@ struct TableHost::Impl {
     if (seat < 0 || !h->table->seat(seat).connected) return;
     const int64_t now = NowMs();
     (void)h->table->Handle({.type = table::CommandType::kDisconnect, .player = player}, now);
-    Touch(w, *h, now);
+    Touch(w, *h);
   }
 
   void OnCommand(Worker& w, const std::string& table_id, uint64_t id,
@@ -788,7 +787,7 @@ struct TableHost::Impl {
     if (metrics != nullptr) metrics->Command(command.type(), s.code());
     Collect(h);
     h.outbox.push_back(Out{.stream_id = id, .message = ResultMessage(command.command_id(), s)});
-    Touch(w, h, now);
+    Touch(w, h);
   }
 
   // --- tables in and out --------------------------------------------------------------------
@@ -834,7 +833,7 @@ struct TableHost::Impl {
     Hosted& ref = *h;
     w.tables[h->id] = std::move(h);
     tables_count.fetch_add(1);
-    Touch(w, ref, now);  // the creation's events: saved and published with the next Flush
+    Touch(w, ref);  // the creation's events: saved and published with the next Flush
     pb::CreateTableResponse out;
     *out.mutable_table() = Info(ref);
     out.set_created(true);
@@ -927,7 +926,7 @@ struct TableHost::Impl {
     log.Info("table taken over", {{"table", table_id}, {"epoch", owner.epoch}});
     ref.table->Advance(now);
     ref.dirty = true;  // saved under the new epoch before anything is published
-    Touch(w, ref, now);
+    Touch(w, ref);
   }
 
   // --- the watcher: heartbeat and failover ------------------------------------------------
@@ -1064,11 +1063,10 @@ struct TableHost::Impl {
       }
     }
     if (!options.start_threads) PollAll();
+    // Waits for every worker: the tasks hold references to this frame (a worker is never
+    // blocked for long: its slowest step is one bounded Redis round trip).
     absl::MutexLock lock(&mu);
     auto done = [&left] { return left == 0; };
-    mu.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(5));
-    // A worker that did not answer in 5 s still holds references: wait for it for good
-    // rather than let it touch freed stack (a worker is never blocked for long).
     mu.Await(absl::Condition(&done));
   }
 };
