@@ -9,8 +9,8 @@
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/table/rules_engine.h"
-#include "gtest/gtest.h"
 #include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
 #include "services/table/fake_ports.h"
 #include "services/table/fake_table_store.h"
 
@@ -39,10 +39,9 @@ class ServerTest : public ::testing::Test {
     limits.refusals_before_cut = 5;
     service = std::make_unique<TableServiceImpl>(*host, table_metrics.get(), limits);
     server = *common::GrpcServer::Start(
-        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 16 * 1024},
-        {service.get()}, *metrics);
-    stub = pb::TableService::NewStub(
-        common::CreateGrpcChannel(server->LoopbackAddress(), nullptr));
+        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 16 * 1024}, {service.get()},
+        *metrics);
+    stub = pb::TableService::NewStub(common::CreateGrpcChannel(server->LoopbackAddress(), nullptr));
     pb::CreateTableRequest create;
     create.set_table_id("t1");
     create.set_host_player("host");

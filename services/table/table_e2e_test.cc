@@ -26,8 +26,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/test_scale.h"
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
@@ -64,10 +64,6 @@ int RedisDb() {
 }
 constexpr absl::Duration kRpc = absl::Seconds(5);
 constexpr absl::Duration kGame = absl::Seconds(150);  // a whole game, target 10 included
-
-
-
-
 
 bool WaitHealthy(const std::string& address) {
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
@@ -160,13 +156,13 @@ class TableE2eTest : public ::testing::Test {
 
   void StartWallet() {
     wallet_addr_ = absl::StrCat("127.0.0.1:", ::courtpiece::common::FreeLoopbackPort());
-    wallet_pid_ =
-        ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-              {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
-               "COURTPIECE_WALLET_METRICS_ADDR=off",
-               absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
-               "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=8",
-               "COURTPIECE_LOG_LEVEL=warn"});
+    wallet_pid_ = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
+         "COURTPIECE_WALLET_METRICS_ADDR=off",
+         absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+         "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=8",
+         "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(wallet_pid_, 0);
     ASSERT_TRUE(WaitHealthy(wallet_addr_)) << "courtpiece-wallet at " << wallet_addr_;
     wallet_ =
@@ -244,7 +240,8 @@ class TableE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   absl::StatusOr<pb::TableInfo> GetTable(const std::string& addr, const std::string& table_id) {

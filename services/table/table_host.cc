@@ -135,8 +135,8 @@ struct TableHost::Impl {
     std::string event;  // TableEvent bytes
   };
   static Kept KeptOf(const pb::StoredEvent& e) {
-    return Kept{.seq = e.event().seq(), .to_player = e.to_player(),
-                .event = e.event().SerializeAsString()};
+    return Kept{
+        .seq = e.event().seq(), .to_player = e.to_player(), .event = e.event().SerializeAsString()};
   }
   struct Hosted {
     std::string id;
@@ -306,8 +306,7 @@ struct TableHost::Impl {
         const table::SeatState& st = h.table->seat(s);
         if (st.kind != table::SeatKind::kPerson || !st.connected) continue;
         if (HasStream(h, st.player)) continue;
-        (void)h.table->Handle({.type = table::CommandType::kDisconnect, .player = st.player},
-                              now);
+        (void)h.table->Handle({.type = table::CommandType::kDisconnect, .player = st.player}, now);
       }
     }
     h.table->Advance(now);
@@ -381,8 +380,8 @@ struct TableHost::Impl {
   Saved Persist(Worker& w, Hosted& h, int64_t now) {
     if (!h.dirty) return Saved::kYes;
     TableStore::SaveRequest r = SaveRequestOf(h, now);
-    const absl::Status s = store.Save(r.table_id, r.owner, r.state, r.new_events,
-                                      options.events_max);
+    const absl::Status s =
+        store.Save(r.table_id, r.owner, r.state, r.new_events, options.events_max);
     return Saw(w, h, s, r.state.size(), now);
   }
 
@@ -451,9 +450,8 @@ struct TableHost::Impl {
     std::vector<uint64_t> cut;
     for (Out& out : h.outbox) {
       for (auto& [id, stream] : h.streams) {
-        const bool to_it = out.stream_id != 0
-                               ? id == out.stream_id
-                               : out.player.empty() || stream.player == out.player;
+        const bool to_it = out.stream_id != 0 ? id == out.stream_id
+                                              : out.player.empty() || stream.player == out.player;
         if (!to_it) continue;
         if (!stream.sink->Send(out.message)) cut.push_back(id);
       }
@@ -593,8 +591,8 @@ struct TableHost::Impl {
     }
     ErasePending(*h, key);
     if (!r.status.ok() && code != absl::StatusCode::kFailedPrecondition) {
-      log.Error("transfer refused for good", {{"table", table_id}, {"key", key},
-                                              {"status", r.status}});
+      log.Error("transfer refused for good",
+                {{"table", table_id}, {"key", key}, {"status", r.status}});
     }
     if (awaited) {
       if (h->wallet_down_noticed) {
@@ -768,10 +766,9 @@ struct TableHost::Impl {
     auto it = h->streams.find(id);
     if (it == h->streams.end()) return;
     if (!balance.ok()) {
-      const absl::Status s =
-          balance.status().code() == absl::StatusCode::kNotFound
-              ? absl::FailedPreconditionError("the player has no coin account")
-              : absl::UnavailableError("the wallet is unreachable: try again");
+      const absl::Status s = balance.status().code() == absl::StatusCode::kNotFound
+                                 ? absl::FailedPreconditionError("the player has no coin account")
+                                 : absl::UnavailableError("the wallet is unreachable: try again");
       if (metrics != nullptr) metrics->Command(command.type(), s.code());
       if (!it->second.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
       return;
@@ -937,8 +934,8 @@ struct TableHost::Impl {
   // to the new owner even when the table has no input that would hit the fence.
   void Heartbeat() {
     const int64_t now = NowMs();
-    absl::Status s = store.Heartbeat({options.instance_id, options.instance_addr},
-                                     options.heartbeat_ttl_ms);
+    absl::Status s =
+        store.Heartbeat({options.instance_id, options.instance_addr}, options.heartbeat_ttl_ms);
     if (!s.ok()) {
       log.Warn("heartbeat failed", {{"status", s}});
       return;
@@ -1074,8 +1071,8 @@ struct TableHost::Impl {
 // ---------------------------------------------------------------------------------------
 
 TableHost::TableHost(HostOptions options, Clock& clock, TableStore& store, WalletPort& wallet,
-                     RecordsPort& records, table::EngineFactory& engines,
-                     table::SeedSource& seeds, HostMetrics* metrics)
+                     RecordsPort& records, table::EngineFactory& engines, table::SeedSource& seeds,
+                     HostMetrics* metrics)
     : options_(std::move(options)),
       impl_(std::make_unique<Impl>(options_, clock, store, wallet, records, engines, seeds,
                                    metrics)) {}
@@ -1113,8 +1110,7 @@ void TableHost::Shutdown() {
       Impl::Hosted* h = impl_->Find(w, id);
       if (h == nullptr) continue;
       if (impl_->Persist(w, *h, now) == Impl::Saved::kDropped) continue;
-      impl_->Drop(w, id,
-                  absl::UnavailableError("this instance is shutting down: reconnect"));
+      impl_->Drop(w, id, absl::UnavailableError("this instance is shutting down: reconnect"));
     }
   });
   for (auto& w : impl_->workers) {
@@ -1177,8 +1173,7 @@ std::vector<table::v1::TableInfo> TableHost::ListTables() {
   return out;
 }
 
-void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view player,
-                               VoiceDone done) {
+void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view player, VoiceDone done) {
   if (!ValidId(table_id) || !ValidId(player)) {
     done(absl::InvalidArgumentError("table_id and player: 1..64 chars of [A-Za-z0-9_-]"));
     return;
@@ -1255,9 +1250,8 @@ void TableHost::StreamEnded(uint64_t stream_id) {
     table_id = it->second;
   }
   Impl::Worker& w = impl_->WorkerOf(table_id);
-  (void)impl_->Post(w, [this, &w, table_id, stream_id] {
-    impl_->OnStreamGone(w, table_id, stream_id);
-  });
+  (void)impl_->Post(
+      w, [this, &w, table_id, stream_id] { impl_->OnStreamGone(w, table_id, stream_id); });
 }
 
 void TableHost::Poll() { impl_->PollAll(); }

@@ -82,8 +82,7 @@ bool HasEvent(const std::vector<pb::PlayResponse>& ms, std::string_view type) {
   return false;
 }
 
-pb::CreateTableRequest Create(std::string id = "t1", std::string host = "host",
-                              int64_t bet = 100) {
+pb::CreateTableRequest Create(std::string id = "t1", std::string host = "host", int64_t bet = 100) {
   pb::CreateTableRequest r;
   r.set_table_id(std::move(id));
   r.set_host_player(std::move(host));
@@ -142,8 +141,8 @@ class HostTest : public ::testing::Test {
     std::shared_ptr<TestSink> sink;
     uint64_t id = 0;
   };
-  Client OpenOn(TableHost& h, std::string player, uint64_t last_seq = 0,
-                std::string table = "t1", size_t capacity = 1 << 20) {
+  Client OpenOn(TableHost& h, std::string player, uint64_t last_seq = 0, std::string table = "t1",
+                size_t capacity = 1 << 20) {
     Client c{std::make_shared<TestSink>(capacity), 0};
     pb::OpenTable open;
     open.set_table_id(std::move(table));
@@ -229,8 +228,7 @@ TEST_F(HostTest, CommandsGetExactErrorsAndChangeNothing) {
             static_cast<int>(absl::StatusCode::kInvalidArgument));
   pb::TableCommand bad_move = Cmd(4, "move");
   bad_move.set_move("jump");
-  EXPECT_EQ(Do(*a->host, stranger, bad_move),
-            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(Do(*a->host, stranger, bad_move), static_cast<int>(absl::StatusCode::kInvalidArgument));
   Client poor = OpenOn(*a->host, "poor");
   EXPECT_EQ(Do(*a->host, poor, Cmd(5, "join")),
             static_cast<int>(absl::StatusCode::kFailedPrecondition));  // 150 < 2 x 100
@@ -298,8 +296,8 @@ TEST_F(FullGame, AStakeWaitsForTheWalletAndMovesCoinsOnce) {
   EXPECT_FALSE(wallet.Applied("t1:1:stake:0"));
   std::vector<pb::PlayResponse> got = clients["b"].sink->Take();
   bool noticed = false;
-  for (const auto& m : got) noticed = noticed || (m.has_notice() && m.notice().type() ==
-                                                                        "wallet_unavailable");
+  for (const auto& m : got)
+    noticed = noticed || (m.has_notice() && m.notice().type() == "wallet_unavailable");
   EXPECT_TRUE(noticed);
   EXPECT_EQ(CreateOn(*a->host, Create())->table().phase(), "staking");
   wallet.SetDown(false);

@@ -200,13 +200,13 @@ TYPED_TEST(TableStoreContract, SaveManyAnswersEachSaveAsSaveWould) {
   ASSERT_TRUE(s.Create("t1", "a", "s0").ok());
   ASSERT_TRUE(s.Create("t2", "a", "s0").ok());
   ASSERT_EQ(*s.Claim("t2", "b", 1), (Owner{"b", 2}));
-  std::vector<absl::Status> got = s.SaveMany(
-      {{"t1", {"a", 1}, "s1", {"e1", "e2"}},
-       {"t2", {"a", 1}, "stale", {"x"}},    // fenced: b owns it now
-       {"bad id", {"a", 1}, "x", {}},       // refused before any I/O
-       {"t9", {"a", 1}, "x", {}},           // unknown
-       {"t1", {"a", 1}, "s1b", {"e3"}}},    // a second save of t1 in the same batch
-      10);
+  std::vector<absl::Status> got =
+      s.SaveMany({{"t1", {"a", 1}, "s1", {"e1", "e2"}},
+                  {"t2", {"a", 1}, "stale", {"x"}},  // fenced: b owns it now
+                  {"bad id", {"a", 1}, "x", {}},     // refused before any I/O
+                  {"t9", {"a", 1}, "x", {}},         // unknown
+                  {"t1", {"a", 1}, "s1b", {"e3"}}},  // a second save of t1 in the same batch
+                 10);
   ASSERT_EQ(got.size(), 5u);
   EXPECT_TRUE(got[0].ok()) << got[0];
   EXPECT_EQ(got[1].code(), C::kFailedPrecondition) << got[1];

@@ -17,8 +17,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -37,10 +37,6 @@ using ::testing::IsEmpty;
 
 constexpr int64_t kGrant = 500;
 constexpr int64_t kBet = 25;
-
-
-
-
 
 class WalletPortE2eTest : public ::testing::Test {
  protected:
@@ -65,12 +61,13 @@ class WalletPortE2eTest : public ::testing::Test {
   }
 
   void StartWallet() {
-    pid_ = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-                 {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
-                  "COURTPIECE_WALLET_METRICS_ADDR=off",
-                  absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
-                  "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=4",
-                  "COURTPIECE_LOG_LEVEL=warn"});
+    pid_ = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
+         "COURTPIECE_WALLET_METRICS_ADDR=off",
+         absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+         "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=4",
+         "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(pid_, 0);
     auto health = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     for (int i = 0; i < 100; ++i) {
@@ -113,7 +110,8 @@ class WalletPortE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   std::unique_ptr<storage::TestDatabase> db_;

@@ -64,7 +64,6 @@ ABSL_FLAG(std::string, run_id, "", "prefix of table and player ids (default: fro
 namespace courtpiece::table_load {
 namespace {
 
-
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // One courtpiece-table process.
