@@ -201,6 +201,7 @@ pb::TableInfo InfoOf(const table::Table& t, const pb::CreateTableRequest& create
   pb::TableInfo info;
   info.set_table_id(create.table_id());
   info.set_code(create.code());
+  info.set_listed(create.listed());
   info.set_host_player(t.host());
   info.set_bet_coins(t.options().bet_coins);
   info.set_turn_time_ms(t.options().turn_time_ms);
@@ -248,7 +249,7 @@ absl::Status ValidateCreate(const pb::CreateTableRequest& create) {
 bool SameCreate(const pb::CreateTableRequest& a, const pb::CreateTableRequest& b) {
   return a.table_id() == b.table_id() && a.host_player() == b.host_player() &&
          a.bet_coins() == b.bet_coins() && a.turn_time_ms() == b.turn_time_ms() &&
-         a.game_options() == b.game_options() && a.code() == b.code();
+         a.game_options() == b.game_options() && a.code() == b.code() && a.listed() == b.listed();
 }
 
 }  // namespace courtpiece::table_service

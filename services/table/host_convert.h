@@ -49,7 +49,7 @@ table::TableOptions OptionsOf(const pb::CreateTableRequest& create);
 // InvalidArgument for ids, the code (6 digits) and sizes; the option ranges and the game
 // options are left to Table::Create (which names them).
 absl::Status ValidateCreate(const pb::CreateTableRequest& create);
-// Same table id, host, options and code.
+// Same table id, host, options, code and listed.
 bool SameCreate(const pb::CreateTableRequest& a, const pb::CreateTableRequest& b);
 
 }  // namespace courtpiece::table_service

@@ -10,6 +10,7 @@
 #include "courtpiece/common/absl_compat.h"
 #include "courtpiece/common/check.h"
 #include "courtpiece/common/status_macros.h"
+#include "courtpiece/placement/registry_reader.h"
 #include "services/table/fake_table_store.h"
 
 namespace courtpiece::table_service {
@@ -160,7 +161,7 @@ absl::StatusOr<std::vector<std::string>> StringArray(std::string_view what,
 }  // namespace
 
 RedisTableStore::RedisTableStore(RedisTableStoreOptions options)
-    : prefix_(std::move(options.key_prefix)) {
+    : keys_(std::move(options.key_prefix)) {
   COURTPIECE_CHECK(options.connections >= 1, "RedisTableStore needs at least one connection");
   for (int i = 0; i < options.connections; ++i) {
     clients_.push_back(std::make_unique<storage::RedisClient>(options.redis));
@@ -170,24 +171,6 @@ RedisTableStore::RedisTableStore(RedisTableStoreOptions options)
 storage::RedisClient& RedisTableStore::Client() {
   return *clients_[next_client_.fetch_add(1, std::memory_order_relaxed) % clients_.size()];
 }
-
-std::string RedisTableStore::OwnerKey(std::string_view t) const {
-  return absl::StrCat(prefix_, "{", ToAbsl(t), "}:owner");
-}
-std::string RedisTableStore::StateKey(std::string_view t) const {
-  return absl::StrCat(prefix_, "{", ToAbsl(t), "}:state");
-}
-std::string RedisTableStore::EventsKey(std::string_view t) const {
-  return absl::StrCat(prefix_, "{", ToAbsl(t), "}:events");
-}
-std::string RedisTableStore::InstanceKey(std::string_view id) const {
-  return absl::StrCat(prefix_, "instance:", ToAbsl(id));
-}
-std::string RedisTableStore::InstancesKey() const { return absl::StrCat(prefix_, "instances"); }
-std::string RedisTableStore::InstanceTablesKey(std::string_view id) const {
-  return absl::StrCat(prefix_, "instance-tables:", ToAbsl(id));
-}
-std::string RedisTableStore::TablesKey() const { return absl::StrCat(prefix_, "tables"); }
 
 absl::Status RedisTableStore::Heartbeat(const InstanceInfo& self, int64_t ttl_ms) {
   RETURN_IF_ERROR(ValidateStoreId("instance id", self.id));
@@ -207,24 +190,12 @@ absl::Status RedisTableStore::Deregister(std::string_view instance_id) {
 }
 
 absl::StatusOr<std::vector<InstanceInfo>> RedisTableStore::LiveInstances() {
-  ASSIGN_OR_RETURN(std::vector<std::string> known, KnownInstances());
   // One GET per instance, not MGET: the registry keys are in different slots (Cluster).
-  std::vector<InstanceInfo> out;
-  storage::RedisClient& redis = Client();
-  for (std::string& id : known) {
-    ASSIGN_OR_RETURN(RedisReply addr, redis.Command({"GET", InstanceKey(id)}));
-    if (addr.is_nil()) continue;
-    if (addr.type != RedisReply::Type::kString) return Unexpected("GET instance", addr);
-    out.push_back({std::move(id), std::move(addr.str)});
-  }
-  return out;
+  return placement::ReadLiveInstances(Client(), keys_);
 }
 
 absl::StatusOr<std::vector<std::string>> RedisTableStore::KnownInstances() {
-  ASSIGN_OR_RETURN(RedisReply reply, Client().Command({"SMEMBERS", InstancesKey()}));
-  ASSIGN_OR_RETURN(std::vector<std::string> ids, StringArray("SMEMBERS instances", reply));
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  return placement::ReadKnownInstances(Client(), keys_);
 }
 
 absl::Status RedisTableStore::Forget(std::string_view instance_id) {
@@ -261,13 +232,7 @@ absl::StatusOr<Owner> RedisTableStore::Create(std::string_view table_id, std::st
 
 absl::StatusOr<Owner> RedisTableStore::GetOwner(std::string_view table_id) {
   RETURN_IF_ERROR(ValidateStoreId("table id", table_id));
-  ASSIGN_OR_RETURN(RedisReply reply,
-                   Client().Command({"HMGET", OwnerKey(table_id), "instance", "epoch"}));
-  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2) {
-    return Unexpected("HMGET owner", reply);
-  }
-  if (reply.elements[0].is_nil()) return UnknownTable(table_id);
-  return OwnerAt("HMGET owner", reply, 0);
+  return placement::ReadOwner(Client(), keys_, table_id);
 }
 
 absl::StatusOr<Owner> RedisTableStore::Claim(std::string_view table_id, std::string_view instance,

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "courtpiece/placement/placement.h"
 #include "courtpiece/storage/redis_client.h"
 #include "services/table/table_store.h"
 
@@ -76,21 +77,25 @@ class RedisTableStore final : public TableStore {
   absl::StatusOr<StoredTableBytes> Load(std::string_view table_id) override;
   absl::Status Remove(std::string_view table_id, const Owner& owner) override;
 
-  // Key names (docs/table-service.md), public for tests and operators' tools.
-  std::string OwnerKey(std::string_view table_id) const;
-  std::string StateKey(std::string_view table_id) const;
-  std::string EventsKey(std::string_view table_id) const;
-  std::string InstanceKey(std::string_view instance_id) const;
-  std::string InstancesKey() const;
-  std::string InstanceTablesKey(std::string_view instance_id) const;
-  std::string TablesKey() const;
+  // Key names (docs/table-service.md; libs/placement), public for tests and operators' tools.
+  std::string OwnerKey(std::string_view table_id) const { return keys_.OwnerKey(table_id); }
+  std::string StateKey(std::string_view table_id) const { return keys_.StateKey(table_id); }
+  std::string EventsKey(std::string_view table_id) const { return keys_.EventsKey(table_id); }
+  std::string InstanceKey(std::string_view instance_id) const {
+    return keys_.InstanceKey(instance_id);
+  }
+  std::string InstancesKey() const { return keys_.InstancesKey(); }
+  std::string InstanceTablesKey(std::string_view instance_id) const {
+    return keys_.InstanceTablesKey(instance_id);
+  }
+  std::string TablesKey() const { return keys_.TablesKey(); }
 
   int connections() const { return static_cast<int>(clients_.size()); }
 
  private:
   storage::RedisClient& Client();
 
-  const std::string prefix_;
+  const placement::RegistryKeys keys_;
   std::vector<std::unique_ptr<storage::RedisClient>> clients_;
   std::atomic<uint64_t> next_client_{0};
 };

@@ -317,14 +317,31 @@ grpc::ServerUnaryReactor* TableServiceImpl::GetTable(grpc::CallbackServerContext
   return reactor;
 }
 
-grpc::ServerUnaryReactor* TableServiceImpl::ListTables(
-    grpc::CallbackServerContext* context, const table::v1::ListTablesRequest* /*request*/,
-    table::v1::ListTablesResponse* response) {
+grpc::ServerUnaryReactor* TableServiceImpl::ListTables(grpc::CallbackServerContext* context,
+                                                       const table::v1::ListTablesRequest* request,
+                                                       table::v1::ListTablesResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  for (table::v1::TableInfo& info : host_.ListTables()) {
+  TableHost::ListFilter filter{.player = request->player(), .open_only = request->open_only()};
+  for (table::v1::TableInfo& info : host_.ListTables(filter)) {
     *response->add_tables() = std::move(info);
   }
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TableServiceImpl::JoinTable(grpc::CallbackServerContext* context,
+                                                      const table::v1::JoinTableRequest* request,
+                                                      table::v1::JoinTableResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  host_.JoinTable(request->table_id(), request->player(),
+                  [context, reactor, response](absl::StatusOr<table::v1::JoinTableResponse> r) {
+                    if (r.ok()) {
+                      *response = std::move(*r);
+                    } else {
+                      AddOwnerMetadata(context, r.status());
+                    }
+                    reactor->Finish(common::ToGrpcStatus(r.status()));
+                  });
   return reactor;
 }
 

@@ -58,6 +58,9 @@ class TableServiceImpl final : public table::v1::TableService::CallbackService {
   grpc::ServerUnaryReactor* ListTables(grpc::CallbackServerContext* context,
                                        const table::v1::ListTablesRequest* request,
                                        table::v1::ListTablesResponse* response) override;
+  grpc::ServerUnaryReactor* JoinTable(grpc::CallbackServerContext* context,
+                                      const table::v1::JoinTableRequest* request,
+                                      table::v1::JoinTableResponse* response) override;
   grpc::ServerUnaryReactor* CheckVoiceLock(grpc::CallbackServerContext* context,
                                            const table::v1::CheckVoiceLockRequest* request,
                                            table::v1::CheckVoiceLockResponse* response) override;

@@ -235,5 +235,45 @@ TEST_F(ServerTest, ListTablesNamesThisInstancesTables) {
   EXPECT_EQ(out.tables(0).code(), "654321");
 }
 
+TEST_F(ServerTest, ListTablesFiltersAndJoinTableSeatsOverGrpc) {
+  {
+    grpc::ClientContext ctx;
+    pb::ListTablesRequest req;
+    req.set_open_only(true);  // t1 is not listed
+    pb::ListTablesResponse out;
+    ASSERT_TRUE(stub->ListTables(&ctx, req, &out).ok());
+    EXPECT_EQ(out.tables_size(), 0);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::JoinTableRequest req;
+    req.set_table_id("t1");
+    req.set_player("a");
+    pb::JoinTableResponse out;
+    grpc::Status s = stub->JoinTable(&ctx, req, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(out.seat(), 2);
+    EXPECT_EQ(out.table().seats(2).player(), "a");
+    EXPECT_FALSE(out.table().seats(2).connected());
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::ListTablesRequest req;
+    req.set_player("a");
+    pb::ListTablesResponse out;
+    ASSERT_TRUE(stub->ListTables(&ctx, req, &out).ok());
+    ASSERT_EQ(out.tables_size(), 1);
+    EXPECT_EQ(out.tables(0).table_id(), "t1");
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::JoinTableRequest req;
+    req.set_table_id("nope");
+    req.set_player("a");
+    pb::JoinTableResponse out;
+    EXPECT_EQ(stub->JoinTable(&ctx, req, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+}
+
 }  // namespace
 }  // namespace courtpiece::table_service

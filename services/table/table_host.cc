@@ -24,26 +24,6 @@ namespace {
 
 constexpr char kOwnerAddrPayload[] = "courtpiece-owner-addr";
 
-uint64_t Fnv1a(std::string_view a, std::string_view b) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  };
-  mix(a);
-  mix("/");
-  mix(b);
-  // A final avalanche so that near-equal ids spread (splitmix64's finaliser).
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
-
 bool Retryable(absl::StatusCode code) {
   return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded ||
          code == absl::StatusCode::kResourceExhausted || code == absl::StatusCode::kAborted ||
@@ -94,19 +74,6 @@ int SeatOfPlayer(const table::Table& t, std::string_view player) {
 
 }  // namespace
 
-std::string PickOwner(std::string_view table_id, const std::vector<InstanceInfo>& instances) {
-  std::string best;
-  uint64_t best_score = 0;
-  for (const InstanceInfo& i : instances) {
-    const uint64_t score = Fnv1a(table_id, i.id);
-    if (best.empty() || score > best_score || (score == best_score && i.id < best)) {
-      best = i.id;
-      best_score = score;
-    }
-  }
-  return best;
-}
-
 // ---------------------------------------------------------------------------------------
 
 struct TableHost::Impl {
@@ -152,6 +119,9 @@ struct TableHost::Impl {
     int64_t save_retry_ms = 0;
     bool closed = false;
     std::map<uint64_t, Stream> streams;
+    // JoinTable answers waiting for the save of the join (persist, then answer): called
+    // with the table after a save, or with nullptr and the reason when it is dropped.
+    std::vector<std::function<void(const Hosted*, const absl::Status&)>> waiters;
     int64_t timer_ms = 0;
     int64_t adopt_grace_until_ms = 0;
     bool wallet_down_noticed = false;
@@ -215,7 +185,7 @@ struct TableHost::Impl {
     return std::min(options.retry_max_ms, options.retry_min_ms << shift);
   }
   Worker& WorkerOf(std::string_view table_id) {
-    return *workers[Fnv1a(table_id, "") % workers.size()];
+    return *workers[placement::HashPair(table_id, "") % workers.size()];
   }
   bool Post(Worker& w, std::function<void()> task) {
     absl::MutexLock lock(&w.mu);
@@ -458,6 +428,9 @@ struct TableHost::Impl {
     }
     h.outbox.clear();
     while (static_cast<int>(h.history.size()) > options.events_max) h.history.pop_front();
+    std::vector<std::function<void(const Hosted*, const absl::Status&)>> waiters;
+    waiters.swap(h.waiters);
+    for (auto& waiter : waiters) waiter(&h, absl::OkStatus());
     for (uint64_t id : cut) CutStream(w, h, id);
   }
 
@@ -482,6 +455,10 @@ struct TableHost::Impl {
     auto it = w.tables.find(id);
     if (it == w.tables.end()) return;
     Hosted& h = *it->second;
+    for (auto& waiter : h.waiters) {
+      waiter(nullptr, why.ok() ? absl::UnavailableError("the table closed: retry") : why);
+    }
+    h.waiters.clear();
     for (auto& [sid, s] : h.streams) {
       s.sink->Finish(why);
       absl::MutexLock lock(&streams_mu);
@@ -785,6 +762,79 @@ struct TableHost::Impl {
     Collect(h);
     h.outbox.push_back(Out{.stream_id = id, .message = ResultMessage(command.command_id(), s)});
     Touch(w, h);
+  }
+
+  // --- JoinTable (the lobby's quick join) --------------------------------------------------
+
+  pb::JoinTableResponse JoinedOf(const Hosted& h, int seat) const {
+    pb::JoinTableResponse out;
+    out.set_seat(seat);
+    *out.mutable_table() = Info(h);
+    return out;
+  }
+
+  void OnJoinTable(Worker& w, const std::string& table_id, const std::string& player,
+                   const JoinDone& done) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) {
+      done(NotHere(table_id));
+      return;
+    }
+    const int seat = SeatOfPlayer(*h->table, player);
+    if (seat >= 0) {
+      done(JoinedOf(*h, seat));
+      return;
+    }
+    if (h->save_failures > 0) {
+      done(absl::UnavailableError("the table is waiting for its storage: retry"));
+      return;
+    }
+    wallet.GetBalance(player, Deadline(),
+                      [this, &w, table_id, player, done](absl::StatusOr<int64_t> b) {
+                        Post(w, [this, &w, table_id, player, done, b] {
+                          OnJoinBalance(w, table_id, player, done, b);
+                        });
+                      });
+  }
+
+  void OnJoinBalance(Worker& w, const std::string& table_id, const std::string& player,
+                     const JoinDone& done, const absl::StatusOr<int64_t>& balance) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) {
+      done(NotHere(table_id));
+      return;
+    }
+    const int seated = SeatOfPlayer(*h->table, player);
+    if (seated >= 0) {  // a concurrent join (or a stream's) got there first
+      done(JoinedOf(*h, seated));
+      return;
+    }
+    if (!balance.ok()) {
+      done(balance.status().code() == absl::StatusCode::kNotFound
+               ? absl::FailedPreconditionError("the player has no coin account")
+               : absl::UnavailableError("the wallet is unreachable: try again"));
+      return;
+    }
+    const int64_t now = NowMs();
+    const absl::Status s = h->table->Handle(
+        {.type = table::CommandType::kJoin, .player = player, .balance_coins = *balance}, now);
+    if (metrics != nullptr) metrics->Command("join", s.code());
+    if (!s.ok()) {
+      done(s);
+      return;
+    }
+    if (!HasStream(*h, player)) {
+      (void)h->table->Handle({.type = table::CommandType::kDisconnect, .player = player}, now);
+    }
+    const int seat = SeatOfPlayer(*h->table, player);
+    h->waiters.push_back([this, seat, done](const Hosted* saved, const absl::Status& why) {
+      if (saved == nullptr) {
+        done(why);
+        return;
+      }
+      done(JoinedOf(*saved, seat));
+    });
+    Touch(w, *h);
   }
 
   // --- tables in and out --------------------------------------------------------------------
@@ -1157,12 +1207,49 @@ void TableHost::GetTable(std::string_view table_id, InfoDone done) {
   }
 }
 
-std::vector<table::v1::TableInfo> TableHost::ListTables() {
+namespace {
+bool Passes(const table::v1::TableInfo& info, const TableHost::ListFilter& filter) {
+  if (filter.open_only) {
+    if (!info.listed() || info.phase() == "closed") return false;
+    bool empty_seat = false;
+    for (const table::v1::SeatInfo& s : info.seats())
+      empty_seat = empty_seat || s.kind() == "empty";
+    if (!empty_seat) return false;
+  }
+  if (!filter.player.empty()) {
+    bool seated = false;
+    for (const table::v1::SeatInfo& s : info.seats()) {
+      seated = seated || (s.kind() == "person" && s.player() == filter.player);
+    }
+    if (!seated) return false;
+  }
+  return true;
+}
+}  // namespace
+
+void TableHost::JoinTable(std::string_view table_id, std::string_view player, JoinDone done) {
+  if (!ValidId(table_id) || !ValidId(player)) {
+    done(absl::InvalidArgumentError("table_id and player: 1..64 chars of [A-Za-z0-9_-]"));
+    return;
+  }
+  if (impl_->shutting_down.load()) {
+    done(absl::UnavailableError("this instance is shutting down"));
+    return;
+  }
+  Impl::Worker& w = impl_->WorkerOf(table_id);
+  std::string id(table_id), p(player);
+  if (!impl_->Post(w, [this, &w, id, p, done] { impl_->OnJoinTable(w, id, p, done); })) {
+    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+}
+
+std::vector<table::v1::TableInfo> TableHost::ListTables(const ListFilter& filter) {
   absl::Mutex mu;
   std::vector<table::v1::TableInfo> out;
-  impl_->OnEveryWorker([this, &mu, &out](Impl::Worker& w) {
+  impl_->OnEveryWorker([this, &mu, &out, &filter](Impl::Worker& w) {
     for (auto& [id, h] : w.tables) {
       table::v1::TableInfo info = impl_->Info(*h);
+      if (!Passes(info, filter)) continue;
       absl::MutexLock lock(&mu);
       out.push_back(std::move(info));
     }

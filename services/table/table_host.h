@@ -83,6 +83,12 @@ struct HostStats {
   int64_t pending_effects = 0;
 };
 
+// What TableHost::ListTables keeps (ListTablesRequest).
+struct ListTablesFilter {
+  std::string player;      // non-empty: tables where this person is seated
+  bool open_only = false;  // listed, at least one empty seat, not closed
+};
+
 class TableHost {
  public:
   TableHost(HostOptions options, Clock& clock, TableStore& store, WalletPort& wallet,
@@ -103,7 +109,17 @@ class TableHost {
   void CreateTable(const table::v1::CreateTableRequest& request, CreateDone done);
   using InfoDone = std::function<void(absl::StatusOr<table::v1::TableInfo>)>;
   void GetTable(std::string_view table_id, InfoDone done);
-  std::vector<table::v1::TableInfo> ListTables();
+  // Every table hosted here, by id; with a filter, only the tables that pass it.
+  using ListFilter = ListTablesFilter;
+  std::vector<table::v1::TableInfo> ListTables(const ListFilter& filter = {});
+  // Seats `player` as a Play stream's `join` would (the wallet balance check included);
+  // without a stream of theirs the seat is then marked disconnected (RULES.md §4.10's keep
+  // runs until a Play stream reconnects them). Answers after the state is saved.
+  // Already seated: their seat. ResourceExhausted full, FailedPrecondition too few coins /
+  // no coin account / owned elsewhere (owner payload as Play's open), NotFound unknown,
+  // Unavailable wallet or store down, InvalidArgument bad ids.
+  using JoinDone = std::function<void(absl::StatusOr<table::v1::JoinTableResponse>)>;
+  void JoinTable(std::string_view table_id, std::string_view player, JoinDone done);
   using VoiceDone = std::function<void(absl::StatusOr<table::v1::CheckVoiceLockResponse>)>;
   void CheckVoiceLock(std::string_view table_id, std::string_view player, VoiceDone done);
 
@@ -130,8 +146,9 @@ class TableHost {
   std::unique_ptr<Impl> impl_;
 };
 
-// Rendezvous hashing: the instance (of `instances`) that should own `table_id`.
-std::string PickOwner(std::string_view table_id, const std::vector<InstanceInfo>& instances);
+// Rendezvous hashing: the instance (of `instances`) that should own a table (libs/placement,
+// shared with the lobby, which places new tables with it).
+using placement::PickOwner;
 
 }  // namespace courtpiece::table_service
 

@@ -199,6 +199,111 @@ TEST_F(HostTest, CreateTableIsIdempotentByIdAndChecksItsInput) {
   EXPECT_EQ(store.GetOwner("t1")->instance, "inst-a");
 }
 
+TEST_F(HostTest, ListedIsKeptShownAndPartOfTheSameOptions) {
+  pb::CreateTableRequest listed = Create();
+  listed.set_listed(true);
+  absl::StatusOr<pb::CreateTableResponse> first = CreateOn(*a->host, listed);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->table().listed());
+  EXPECT_EQ(CreateOn(*a->host, Create()).status().code(), absl::StatusCode::kAlreadyExists);
+  absl::StatusOr<pb::CreateTableResponse> again = CreateOn(*a->host, listed);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created());
+  EXPECT_TRUE(again->table().listed());
+  pb::HostedTable saved;  // in the hosted snapshot, so it survives a failover
+  ASSERT_TRUE(saved.ParseFromString(store.Load("t1")->state));
+  EXPECT_TRUE(saved.create().listed());
+}
+
+absl::StatusOr<pb::JoinTableResponse> JoinOn(TableHost& h, std::string table, std::string p) {
+  std::optional<absl::StatusOr<pb::JoinTableResponse>> out;
+  h.JoinTable(table, p, [&out](absl::StatusOr<pb::JoinTableResponse> v) { out = std::move(v); });
+  h.Poll();
+  if (!out.has_value()) return absl::InternalError("no answer");
+  return *out;
+}
+
+TEST_F(HostTest, JoinTableSeatsAPlayerWithoutAStreamAsNotConnected) {
+  ASSERT_TRUE(CreateOn(*a->host, Create("t1", "host", 100)).ok());
+  absl::StatusOr<pb::JoinTableResponse> joined = JoinOn(*a->host, "t1", "a");
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_EQ(joined->seat(), 2);  // the join order: 2, 1, 3
+  EXPECT_EQ(joined->table().seats(2).player(), "a");
+  EXPECT_EQ(joined->table().seats(2).kind(), "person");
+  EXPECT_FALSE(joined->table().seats(2).connected());
+  EXPECT_TRUE(joined->table().seats(2).away());
+  // Saved before the answer.
+  pb::HostedTable saved;
+  ASSERT_TRUE(saved.ParseFromString(store.Load("t1")->state));
+  // Idempotent: the same seat, nothing else changes.
+  absl::StatusOr<pb::JoinTableResponse> again = JoinOn(*a->host, "t1", "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->seat(), 2);
+  // Too few coins (150 < twice the bet), no account, unknown table, bad id.
+  EXPECT_EQ(JoinOn(*a->host, "t1", "poor").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(JoinOn(*a->host, "t1", "nobody").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(JoinOn(*a->host, "nope", "a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(JoinOn(*a->host, "t1", "bad id").status().code(), absl::StatusCode::kInvalidArgument);
+  // The seat is kept for a minute (RULES.md §4.10); a Play stream reconnects the player.
+  Client c = OpenOn(*a->host, "a");
+  std::vector<pb::PlayResponse> got = c.sink->Take();
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got[0].opened().seat(), 2);
+  EXPECT_TRUE(HasEvent(got, "back"));
+  std::optional<absl::StatusOr<pb::TableInfo>> info;
+  a->host->GetTable("t1", [&info](absl::StatusOr<pb::TableInfo> v) { info = std::move(v); });
+  a->host->Poll();
+  ASSERT_TRUE(info.has_value() && info->ok());
+  EXPECT_TRUE((*info)->seats(2).connected());
+}
+
+TEST_F(HostTest, JoinTableOnAFullTableIsResourceExhausted) {
+  wallet.SetBalance("player:d", 1000);
+  wallet.SetBalance("player:e", 1000);
+  ASSERT_TRUE(CreateOn(*a->host, Create("t1", "host", 100)).ok());
+  for (const char* p : {"a", "b", "c"}) ASSERT_TRUE(JoinOn(*a->host, "t1", p).ok()) << p;
+  // Before a stream, the seat is an away person's: outside a round a newcomer may take it
+  // (RULES.md §4.9), as for anyone disconnected.
+  absl::StatusOr<pb::JoinTableResponse> took = JoinOn(*a->host, "t1", "d");
+  ASSERT_TRUE(took.ok()) << took.status();
+  EXPECT_EQ(took->seat(), 2);  // a's seat, the first of the join order
+  std::vector<Client> streams;
+  for (const char* p : {"b", "c", "d"}) streams.push_back(OpenOn(*a->host, p));
+  Client host = OpenOn(*a->host, "host");
+  EXPECT_EQ(JoinOn(*a->host, "t1", "e").status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(HostTest, JoinTableOfATableOwnedElsewhereNamesTheOwner) {
+  auto b = std::make_unique<Instance>("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b->host->Start().ok());
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  absl::StatusOr<pb::JoinTableResponse> r = JoinOn(*b->host, "t1", "a");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("inst-a"));
+}
+
+TEST_F(HostTest, ListTablesFiltersByPlayerAndOpenSeats) {
+  pb::CreateTableRequest open = Create("t-open");
+  open.set_listed(true);
+  pb::CreateTableRequest full = Create("t-full");
+  full.set_listed(true);
+  ASSERT_TRUE(CreateOn(*a->host, open).ok());
+  ASSERT_TRUE(CreateOn(*a->host, full).ok());
+  ASSERT_TRUE(CreateOn(*a->host, Create("t-private", "b")).ok());
+  for (const char* p : {"a", "b", "c"}) ASSERT_TRUE(JoinOn(*a->host, "t-full", p).ok()) << p;
+  auto ids = [](const std::vector<pb::TableInfo>& v) {
+    std::vector<std::string> out;
+    for (const auto& t : v) out.push_back(t.table_id());
+    return out;
+  };
+  EXPECT_THAT(ids(a->host->ListTables()), ElementsAre("t-full", "t-open", "t-private"));
+  EXPECT_THAT(ids(a->host->ListTables({.open_only = true})), ElementsAre("t-open"));
+  EXPECT_THAT(ids(a->host->ListTables({.player = "b"})), ElementsAre("t-full", "t-private"));
+  EXPECT_THAT(ids(a->host->ListTables({.player = "host"})), ElementsAre("t-full", "t-open"));
+  EXPECT_THAT(ids(a->host->ListTables({.player = "b", .open_only = true})), ElementsAre());
+}
+
 TEST_F(HostTest, OpenAnswersNotFoundForAnUnknownTableAndSeatsTheHost) {
   Client nobody = OpenOn(*a->host, "host", 0, "nope");
   ASSERT_TRUE(nobody.sink->finished().has_value());

@@ -30,20 +30,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "courtpiece/placement/placement.h"
 
 namespace courtpiece::table_service {
 
-struct InstanceInfo {
-  std::string id;    // 1..64 chars of [A-Za-z0-9_.-]
-  std::string addr;  // host:port of its gRPC server
-  bool operator==(const InstanceInfo&) const = default;
-};
-
-struct Owner {
-  std::string instance;
-  int64_t epoch = 0;  // 1 at creation, +1 per claim
-  bool operator==(const Owner&) const = default;
-};
+// Shared with the lobby, which reads the registry (libs/placement).
+using InstanceInfo = placement::InstanceInfo;
+using Owner = placement::Owner;
 
 struct StoredTableBytes {
   Owner owner;
