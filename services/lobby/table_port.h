@@ -1,0 +1,74 @@
+// How the directory talks to the table tier: the table service's API on one instance
+// (TablePort: gRPC in grpc_table_port.h, memory in fake_table_port.h), the registry of live
+// instances and owner records (TableRegistry: Redis through libs/placement, or memory), and
+// the Redis side of the codes (CodeCache).
+//
+// Contract (TablePort): every call goes to the instance `at` and carries the absolute
+// `deadline`; the table service's status codes come back as they are (NOT_FOUND,
+// FAILED_PRECONDITION owner elsewhere / too few coins, RESOURCE_EXHAUSTED full, ...);
+// DEADLINE_EXCEEDED and an unreachable instance are Unavailable.
+// Thread-safety: implementations are thread-safe.
+#ifndef COURTPIECE_SERVICES_LOBBY_TABLE_PORT_H_
+#define COURTPIECE_SERVICES_LOBBY_TABLE_PORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "courtpiece/placement/placement.h"
+#include "courtpiece/table/v1/table_service.pb.h"
+
+namespace courtpiece::lobby {
+
+using placement::InstanceInfo;
+
+class TablePort {
+ public:
+  virtual ~TablePort() = default;
+  virtual absl::StatusOr<table::v1::CreateTableResponse> CreateTable(
+      const InstanceInfo& at, const table::v1::CreateTableRequest& request,
+      absl::Time deadline) = 0;
+  virtual absl::StatusOr<table::v1::JoinTableResponse> JoinTable(const InstanceInfo& at,
+                                                                 std::string_view table_id,
+                                                                 std::string_view player,
+                                                                 absl::Time deadline) = 0;
+  virtual absl::StatusOr<std::vector<table::v1::TableInfo>> ListTables(
+      const InstanceInfo& at, const table::v1::ListTablesRequest& request, absl::Time deadline) = 0;
+  virtual absl::StatusOr<table::v1::TableInfo> GetTable(const InstanceInfo& at,
+                                                        std::string_view table_id,
+                                                        absl::Time deadline) = 0;
+};
+
+// The table tier's registry, read only (libs/placement). NotFound from Owner: no owner
+// record (never created, or removed after it closed).
+class TableRegistry {
+ public:
+  virtual ~TableRegistry() = default;
+  virtual absl::StatusOr<std::vector<InstanceInfo>> LiveInstances() = 0;
+  virtual absl::StatusOr<placement::Owner> Owner(std::string_view table_id) = 0;
+};
+
+// The Redis side of the codes: "code -> entry" for the hot ResolveCode path, and the first
+// half of a reservation (SET NX; Postgres' unique constraint is the second).
+class CodeCache {
+ public:
+  virtual ~CodeCache() = default;
+  // SET NX: true when the code was free in Redis and now holds `value`.
+  virtual absl::StatusOr<bool> Claim(std::string_view code, std::string_view value) = 0;
+  // Overwrites (a reservation confirmed in Postgres, or a fall-back read re-filling Redis).
+  virtual absl::Status Put(std::string_view code, std::string_view value) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> Get(std::string_view code) = 0;
+  // Deletes the key only while it still holds `value` (undoing our own Claim).
+  virtual absl::Status Release(std::string_view code, std::string_view value) = 0;
+  // The table closed: the key holds `tombstone` for ttl_ms (the cooling-off), then is free.
+  virtual absl::Status Close(std::string_view code, std::string_view tombstone, int64_t ttl_ms) = 0;
+};
+
+}  // namespace courtpiece::lobby
+
+#endif  // COURTPIECE_SERVICES_LOBBY_TABLE_PORT_H_
