@@ -249,6 +249,16 @@ absl::StatusOr<TableRef> Directory::CreateTable(std::string_view caller, const N
     if (!SameOptions(*existing, t)) {
       return absl::AlreadyExistsError("request_id: already used with other options");
     }
+    if (existing->closed_at_ms == 0 &&
+        NowMs() - existing->created_at_ms >= options_.resolve_close_grace_ms) {
+      // A late retry: a table without an owner record by now has closed (or never got
+      // made); never make it again under its old id and code.
+      absl::StatusOr<placement::Owner> owner = registry_.Owner(existing->table_id);
+      if (owner.status().code() == absl::StatusCode::kNotFound) {
+        (void)MarkClosed(existing->table_id);
+        return absl::NotFoundError("the table of this request has closed: use a new request_id");
+      }
+    }
     return EnsureCreated(*existing);
   }
   ASSIGN_OR_RETURN(std::vector<InstanceInfo> live, Live(/*fresh=*/true));

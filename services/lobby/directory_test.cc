@@ -112,6 +112,18 @@ TEST_F(DirectoryTest, ARetryFinishesACreateTheInstanceMissed) {
   EXPECT_TRUE(dir->ResolveCode(made->code).ok());
 }
 
+TEST_F(DirectoryTest, ALateRetryOfAClosedTablesRequestIsNotFoundAndMakesNothing) {
+  Make({.resolve_close_grace_ms = 10'000});
+  absl::StatusOr<TableRef> t = dir->CreateTable("ann", Options("r1"));
+  ASSERT_TRUE(t.ok());
+  tier.CloseTable(t->table_id);
+  clock.Advance(absl::Seconds(10));
+  EXPECT_EQ(CreateCode(Options("r1")), absl::StatusCode::kNotFound);
+  EXPECT_EQ(tier.creates(), 1);
+  EXPECT_NE(store.FindTable(t->table_id)->value().closed_at_ms, 0);
+  EXPECT_EQ(CreateCode(Options("r1")), absl::StatusCode::kNotFound);  // closed row
+}
+
 TEST_F(DirectoryTest, BadOptionsAreInvalidArgumentNamingTheOption) {
   auto message = [this](const NewTable& t) {
     absl::Status s = dir->CreateTable("ann", t).status();
