@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -459,6 +461,40 @@ TEST_F(DirectoryE2eTest, BadInputUnknownCodesExhaustedCodesAndNoLiveInstance) {
   grpc::Status none = Create("ann", "r3", &out);
   EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(none.error_message(), HasSubstr("no table instance is live"));
+}
+
+// Not run by default (a measurement, not a check): CreateTable per second through the
+// Directory server with `threads` callers. Run with
+//   build/bin/lobby_directory_e2e_test --gtest_also_run_disabled_tests
+//     --gtest_filter=*MeasureCreateTable*   (one command line)
+TEST_F(DirectoryE2eTest, DISABLED_MeasureCreateTablePerSecond) {
+  constexpr int kThreads = 8;
+  const absl::Duration run = absl::Seconds(5);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<int64_t>> lat(kThreads);
+  std::atomic<int> failed{0};
+  const absl::Time start = absl::Now();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; absl::Now() - start < run; ++i) {
+        v1::TableRef ref;
+        const absl::Time a = absl::Now();
+        grpc::Status s = Create(absl::StrCat("m", t), absl::StrCat("r", i), &ref);
+        lat[static_cast<size_t>(t)].push_back(absl::ToInt64Microseconds(absl::Now() - a));
+        if (!s.ok()) failed.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const double secs = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<int64_t> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  std::cout << "{\"creates\":" << all.size() << ",\"failed\":" << failed.load()
+            << ",\"per_second\":" << static_cast<int64_t>(all.size() / secs)
+            << ",\"p50_us\":" << all[all.size() / 2]
+            << ",\"p99_us\":" << all[static_cast<size_t>(0.99 * (all.size() - 1))] << "}\n";
+  EXPECT_EQ(failed.load(), 0);
 }
 
 }  // namespace
