@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "courtpiece/common/absl_compat.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/placement/placement.h"
@@ -145,7 +146,8 @@ absl::StatusOr<std::string> GameTypeOf(std::string_view game_options) {
 
 Directory::Directory(DirectoryOptions options, Clock& clock, DirectoryStore& store,
                      CodeCache& codes, TableRegistry& registry, TablePort& tables,
-                     table::EngineFactory& engines, CodeSource& code_source)
+                     table::EngineFactory& engines, CodeSource& code_source,
+                     SharedLock* quick_join_lock)
     : options_(std::move(options)),
       clock_(clock),
       store_(store),
@@ -153,7 +155,8 @@ Directory::Directory(DirectoryOptions options, Clock& clock, DirectoryStore& sto
       registry_(registry),
       tables_(tables),
       engines_(engines),
-      code_source_(code_source) {}
+      code_source_(code_source),
+      quick_join_lock_(quick_join_lock) {}
 
 Directory::~Directory() = default;
 
@@ -504,6 +507,25 @@ absl::StatusOr<TableRef> Directory::QuickJoin(std::string_view caller, const Tab
     lock_of_game = m.get();
   }
   absl::MutexLock game_lock(lock_of_game);
+  if (quick_join_lock_ == nullptr) return QuickJoinLocked(caller, query, request_id);
+  const std::string name = absl::StrCat("quick-join:", query.game);
+  const std::string token = NewTableId();
+  bool held = false;
+  for (int i = 0; i < options_.quick_join_lock_tries_max && !held; ++i) {
+    absl::StatusOr<bool> got =
+        quick_join_lock_->TryLock(name, token, options_.quick_join_lock_ttl_ms);
+    if (!got.ok()) break;  // Redis trouble: go on with this process's lock only
+    held = *got;
+    if (!held) absl::SleepFor(absl::Milliseconds(5));
+  }
+  absl::StatusOr<TableRef> out = QuickJoinLocked(caller, query, request_id);
+  if (held) (void)quick_join_lock_->Unlock(name, token);
+  return out;
+}
+
+absl::StatusOr<TableRef> Directory::QuickJoinLocked(std::string_view caller,
+                                                    const TableQuery& query,
+                                                    std::string_view request_id) {
   ASSIGN_OR_RETURN(std::vector<OpenTableEntry> open, OpenTables(/*fresh=*/true));
   absl::Status coins_short;
   int tried = 0;

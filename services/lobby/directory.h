@@ -55,6 +55,9 @@ struct DirectoryOptions {
   int quick_join_tries_max = 8;              // open tables tried before creating one
   int64_t quick_join_bet_coins = 100;        // a new quick-join table's bet (clamped)
   int64_t quick_join_turn_time_ms = 15'000;  // ... and turn time
+  // The lock shared by lobbies for quick joins of one game type (with a SharedLock):
+  int64_t quick_join_lock_ttl_ms = 10'000;  // it expires after this whatever happens
+  int quick_join_lock_tries_max = 600;      // tries 5 ms apart (~3 s), then goes on without
 };
 
 // Where codes come from: uniform over 000000..999999 in production; tests inject a small
@@ -117,9 +120,10 @@ struct TableQuery {
 
 class Directory {
  public:
+  // `quick_join_lock` may be null: quick joins are then serialised in this process only.
   Directory(DirectoryOptions options, Clock& clock, DirectoryStore& store, CodeCache& codes,
             TableRegistry& registry, TablePort& tables, table::EngineFactory& engines,
-            CodeSource& code_source);
+            CodeSource& code_source, SharedLock* quick_join_lock = nullptr);
   ~Directory();
 
   absl::StatusOr<TableRef> CreateTable(std::string_view caller, const NewTable& table);
@@ -139,6 +143,8 @@ class Directory {
  private:
   absl::StatusOr<std::string> ReserveCode(DirectoryTable& row);
   absl::StatusOr<TableRef> EnsureCreated(DirectoryTable row);
+  absl::StatusOr<TableRef> QuickJoinLocked(std::string_view caller, const TableQuery& query,
+                                           std::string_view request_id);
   absl::StatusOr<std::vector<InstanceInfo>> Live(bool fresh);
   absl::StatusOr<std::vector<table::v1::TableInfo>> FanOut(const table::v1::ListTablesRequest& r);
   absl::StatusOr<std::vector<OpenTableEntry>> OpenTables(bool fresh);
@@ -156,6 +162,7 @@ class Directory {
   TablePort& tables_;
   table::EngineFactory& engines_;
   CodeSource& code_source_;
+  SharedLock* quick_join_lock_;
 
   absl::Mutex cache_mu_;
   std::vector<InstanceInfo> live_ ABSL_GUARDED_BY(cache_mu_);
@@ -163,8 +170,9 @@ class Directory {
   std::vector<OpenTableEntry> open_ ABSL_GUARDED_BY(cache_mu_);
   int64_t open_at_ms_ ABSL_GUARDED_BY(cache_mu_) = -1;
 
-  // Quick joins of one game type run one at a time in this process, so players arriving
-  // together fill one table before a second is made (docs/lobby.md).
+  // Quick joins of one game type run one at a time in this process (and, with a SharedLock,
+  // across lobbies), so players arriving together fill one table before a second is made
+  // (docs/lobby.md).
   absl::Mutex quick_mu_;
   std::map<std::string, std::unique_ptr<absl::Mutex>> quick_locks_ ABSL_GUARDED_BY(quick_mu_);
 };

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/common/process_testing.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
@@ -157,13 +158,12 @@ class DirectoryE2eTest : public ::testing::Test {
       RedisDirectoryOptions ro{.redis = redis_options_, .connections = 8};
       code_cache_ = std::make_unique<RedisCodeCache>(ro);
       registry_ = std::make_unique<RedisTableRegistry>(ro);
+      shared_lock_ = std::make_unique<RedisSharedLock>(ro);
       metrics_ = *common::Metrics::Create({.service = "lobby_e2e"});
     }
     directory_ = std::make_unique<Directory>(
-        DirectoryOptions{
-            .invite_base_url = "https://cp.test", .code_tries_max = 5, .open_tables_cache_ms = 0},
-        clock_, *store_, *code_cache_, *registry_, port_, engines_,
-        codes != nullptr ? *codes : random_codes_);
+        Options(), clock_, *store_, *code_cache_, *registry_, port_, engines_,
+        codes != nullptr ? *codes : random_codes_, shared_lock_.get());
     service_ = std::make_unique<DirectoryService>(*directory_, auth_);
     absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
         common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {service_.get()}, *metrics_);
@@ -171,6 +171,11 @@ class DirectoryE2eTest : public ::testing::Test {
     server_ = std::move(*server);
     stub_ = v1::Directory::NewStub(
         grpc::CreateChannel(server_->LoopbackAddress(), grpc::InsecureChannelCredentials()));
+  }
+
+  static DirectoryOptions Options() {
+    return DirectoryOptions{
+        .invite_base_url = "https://cp.test", .code_tries_max = 5, .open_tables_cache_ms = 0};
   }
 
   void OpenAccount(const std::string& player) {
@@ -244,6 +249,7 @@ class DirectoryE2eTest : public ::testing::Test {
   std::unique_ptr<PgDirectoryStore> store_;
   std::unique_ptr<RedisCodeCache> code_cache_;
   std::unique_ptr<RedisTableRegistry> registry_;
+  std::unique_ptr<RedisSharedLock> shared_lock_;
   std::unique_ptr<common::Metrics> metrics_;
   GrpcTablePort port_;
   table::RulesEngineFactory engines_;
@@ -335,15 +341,25 @@ TEST_F(DirectoryE2eTest, CodesAreUniqueUnderConcurrentCreation) {
   EXPECT_EQ(hosted, static_cast<size_t>(kThreads * kEach));
 }
 
-TEST_F(DirectoryE2eTest, TwelveConcurrentQuickJoinsMakeExactlyThreeFullTables) {
+TEST_F(DirectoryE2eTest, TwelveConcurrentQuickJoinsOnTwoLobbiesMakeExactlyThreeFullTables) {
   for (int i = 0; i < 12; ++i) OpenAccount(absl::StrCat("q", i));
+  // A second lobby (its own Directory over the same Postgres and Redis) takes the odd
+  // players; the two share the quick-join lock in Redis.
+  Directory other(Options(), clock_, *store_, *code_cache_, *registry_, port_, engines_,
+                  random_codes_, shared_lock_.get());
   std::vector<std::thread> threads;
   std::vector<v1::TableRef> got(12);
   std::vector<grpc::Status> status(12);
   for (int i = 0; i < 12; ++i) {
     threads.emplace_back([&, i] {
-      status[static_cast<size_t>(i)] =
-          QuickJoin(absl::StrCat("q", i), "classic", &got[static_cast<size_t>(i)]);
+      const size_t k = static_cast<size_t>(i);
+      if (i % 2 == 0) {
+        status[k] = QuickJoin(absl::StrCat("q", i), "classic", &got[k]);
+        return;
+      }
+      absl::StatusOr<TableRef> r = other.QuickJoin(absl::StrCat("q", i), {.game = "classic"}, "");
+      status[k] = common::ToGrpcStatus(r.status());
+      if (r.ok()) ToProto(*r, &got[k]);
     });
   }
   for (auto& t : threads) t.join();

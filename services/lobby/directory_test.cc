@@ -309,6 +309,29 @@ TEST_F(DirectoryTest, TwelveConcurrentQuickJoinsFillExactlyThreeTables) {
   for (const auto& [t, s] : seats) EXPECT_EQ(s, std::set<int>({0, 1, 2, 3})) << t;
 }
 
+TEST_F(DirectoryTest, TwoLobbiesSharingTheLockAlsoFillExactlyThreeTables) {
+  FakeSharedLock lock;
+  DirectoryOptions o;
+  Directory one(o, clock, store, codes, tier, tier, engines, random_codes, &lock);
+  Directory two(o, clock, store, codes, tier, tier, engines, random_codes, &lock);
+  std::vector<std::thread> threads;
+  std::vector<absl::StatusOr<TableRef>> got(12, absl::UnknownError("not run"));
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&, i] {
+      Directory& d = i % 2 == 0 ? one : two;
+      got[static_cast<size_t>(i)] = d.QuickJoin("p" + std::to_string(i), {.game = "stack"}, "");
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::map<std::string, std::set<int>> seats;
+  for (const auto& r : got) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(seats[r->table_id].insert(r->seat).second);
+  }
+  EXPECT_EQ(seats.size(), 3u);
+  EXPECT_EQ(lock.taken(), 12);
+}
+
 TEST_F(DirectoryTest, MyTablesNamesTheCallersSeats) {
   absl::StatusOr<TableRef> t1 = dir->CreateTable("ann", Options("a"));
   absl::StatusOr<TableRef> t2 = dir->CreateTable("bob", Options("b", 100, true));

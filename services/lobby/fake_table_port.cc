@@ -242,4 +242,22 @@ absl::Status FakeCodeCache::Close(std::string_view code, std::string_view tombst
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> FakeSharedLock::TryLock(std::string_view name, std::string_view token,
+                                             int64_t /*ttl_ms*/) {
+  absl::MutexLock lock(&mu_);
+  if (!held_.emplace(std::string(name), std::string(token)).second) return false;
+  ++taken_;
+  return true;
+}
+absl::Status FakeSharedLock::Unlock(std::string_view name, std::string_view token) {
+  absl::MutexLock lock(&mu_);
+  auto it = held_.find(std::string(name));
+  if (it != held_.end() && it->second == token) held_.erase(it);
+  return absl::OkStatus();
+}
+int FakeSharedLock::taken() const {
+  absl::MutexLock lock(&mu_);
+  return taken_;
+}
+
 }  // namespace courtpiece::lobby

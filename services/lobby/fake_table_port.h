@@ -82,6 +82,20 @@ class FakeCodeCache final : public CodeCache {
   std::map<std::string, Entry> keys_ ABSL_GUARDED_BY(mu_);
 };
 
+// SharedLock in memory (no expiry: tests release what they take).
+class FakeSharedLock final : public SharedLock {
+ public:
+  absl::StatusOr<bool> TryLock(std::string_view name, std::string_view token,
+                               int64_t ttl_ms) override;
+  absl::Status Unlock(std::string_view name, std::string_view token) override;
+  int taken() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::string> held_ ABSL_GUARDED_BY(mu_);
+  int taken_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 }  // namespace courtpiece::lobby
 
 #endif  // COURTPIECE_SERVICES_LOBBY_FAKE_TABLE_PORT_H_

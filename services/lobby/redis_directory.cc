@@ -70,6 +70,25 @@ absl::Status RedisCodeCache::Close(std::string_view code, std::string_view tombs
       .status();
 }
 
+RedisSharedLock::RedisSharedLock(const RedisDirectoryOptions& options)
+    : prefix_(options.key_prefix), pool_(options) {}
+
+absl::StatusOr<bool> RedisSharedLock::TryLock(std::string_view name, std::string_view token,
+                                              int64_t ttl_ms) {
+  ASSIGN_OR_RETURN(
+      RedisReply r,
+      pool_.Next().Command({"SET", absl::StrCat(prefix_, "lobby:lock:", common::ToAbsl(name)),
+                            std::string(token), "NX", "PX", absl::StrCat(ttl_ms)}));
+  return !r.is_nil();
+}
+
+absl::Status RedisSharedLock::Unlock(std::string_view name, std::string_view token) {
+  return pool_.Next()
+      .Eval(ReleaseScript(), {absl::StrCat(prefix_, "lobby:lock:", common::ToAbsl(name))},
+            {std::string(token)})
+      .status();
+}
+
 RedisTableRegistry::RedisTableRegistry(const RedisDirectoryOptions& options)
     : keys_(options.key_prefix), pool_(options) {}
 

@@ -50,6 +50,19 @@ class RedisCodeCache final : public CodeCache {
   RedisClientPool pool_;
 };
 
+// "<prefix>lobby:lock:<name>" = token, SET NX PX; released by a compare-and-delete.
+class RedisSharedLock final : public SharedLock {
+ public:
+  explicit RedisSharedLock(const RedisDirectoryOptions& options);
+  absl::StatusOr<bool> TryLock(std::string_view name, std::string_view token,
+                               int64_t ttl_ms) override;
+  absl::Status Unlock(std::string_view name, std::string_view token) override;
+
+ private:
+  const std::string prefix_;
+  RedisClientPool pool_;
+};
+
 class RedisTableRegistry final : public TableRegistry {
  public:
   explicit RedisTableRegistry(const RedisDirectoryOptions& options);

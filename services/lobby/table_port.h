@@ -69,6 +69,17 @@ class CodeCache {
   virtual absl::Status Close(std::string_view code, std::string_view tombstone, int64_t ttl_ms) = 0;
 };
 
+// A lock shared by every lobby process (Redis SET NX PX), so that quick joins of one game
+// type run one at a time across lobbies. TryLock: true when taken (it expires after ttl_ms
+// whatever happens to its holder); Unlock releases only the holder's own token.
+class SharedLock {
+ public:
+  virtual ~SharedLock() = default;
+  virtual absl::StatusOr<bool> TryLock(std::string_view name, std::string_view token,
+                                       int64_t ttl_ms) = 0;
+  virtual absl::Status Unlock(std::string_view name, std::string_view token) = 0;
+};
+
 }  // namespace courtpiece::lobby
 
 #endif  // COURTPIECE_SERVICES_LOBBY_TABLE_PORT_H_
