@@ -107,10 +107,16 @@ absl::StatusOr<Session> Accounts::GuestLogin(std::string_view device_secret,
     if (!normalized.ok()) return normalized.status();
     name = *std::move(normalized);
   }
+  // A returning device whose account is open signs in with this one store call.
+  const std::string refresh = randomness_.refresh_token();
+  const RefreshTokenRecord token{.token_hash = auth::SecretHash(kRefreshPurpose, refresh),
+                                 .player_id = "",
+                                 .expires_at = clock_.Now() + options_.refresh_ttl};
   absl::StatusOr<SignInResult> signed_in =
-      SignIn(auth::SecretHash(kDevicePurpose, device_secret), name, deadline);
+      SignIn(auth::SecretHash(kDevicePurpose, device_secret), name, token, deadline);
   if (!signed_in.ok()) return signed_in.status();
   const PlayerRecord& player = signed_in->player;
+  if (signed_in->refresh_issued) return SessionFor(player, refresh, token.expires_at);
   bool opened_now = false;
   if (!player.wallet_opened) {
     if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
@@ -125,6 +131,7 @@ absl::StatusOr<Session> Accounts::GuestLogin(std::string_view device_secret,
 }
 
 absl::StatusOr<SignInResult> Accounts::SignIn(const std::string& device_hash, std::string_view name,
+                                              const RefreshTokenRecord& token,
                                               absl::Time deadline) {
   absl::Status last;
   for (int attempt = 0; attempt < options_.store_attempts_max; ++attempt) {
@@ -135,7 +142,7 @@ absl::StatusOr<SignInResult> Accounts::SignIn(const std::string& device_hash, st
           "Guest " + candidate.player_id.substr(candidate.player_id.size() - 4);
     }
     absl::StatusOr<SignInResult> result =
-        store_.SignIn(device_hash, candidate, clock_.Now(), deadline);
+        store_.SignIn(device_hash, candidate, token, clock_.Now(), deadline);
     // AlreadyExists: the random id was taken (2^-96 odds; or a test): draw another.
     if (result.ok() || (!Retryable(result.status()) &&
                         result.status().code() != absl::StatusCode::kAlreadyExists)) {

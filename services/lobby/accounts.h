@@ -97,7 +97,7 @@ class Accounts {
  private:
   absl::Status CheckDeadline(absl::Time deadline) const;
   absl::StatusOr<SignInResult> SignIn(const std::string& device_hash, std::string_view name,
-                                      absl::Time deadline);
+                                      const RefreshTokenRecord& token, absl::Time deadline);
   // Access token + a fresh refresh token stored for the player.
   absl::StatusOr<Session> NewSession(const std::string& player_id, bool mark_wallet_opened,
                                      absl::Time deadline);

@@ -19,12 +19,18 @@ void FakePlayerStore::FailNext(int calls, absl::Status status) {
 }
 
 absl::StatusOr<SignInResult> FakePlayerStore::SignIn(const std::string& device_hash,
-                                                     const NewPlayer& candidate, absl::Time now,
-                                                     absl::Time) {
+                                                     const NewPlayer& candidate,
+                                                     const std::optional<RefreshTokenRecord>& token,
+                                                     absl::Time now, absl::Time) {
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status s = Injected(); !s.ok()) return s;
   auto device = devices_.find(device_hash);
-  if (device != devices_.end()) return SignInResult{players_.at(device->second), false};
+  if (device != devices_.end()) {
+    const PlayerRecord& player = players_.at(device->second);
+    const bool issue = token.has_value() && player.wallet_opened;
+    if (issue) tokens_[token->token_hash] = Token{player.player_id, token->expires_at};
+    return SignInResult{player, false, issue};
+  }
   if (players_.count(candidate.player_id) > 0) {
     return absl::AlreadyExistsError(absl::StrCat("player id ", candidate.player_id, " taken"));
   }
@@ -34,7 +40,7 @@ absl::StatusOr<SignInResult> FakePlayerStore::SignIn(const std::string& device_h
                       .created_at = now};
   players_[player.player_id] = player;
   devices_[device_hash] = player.player_id;
-  return SignInResult{std::move(player), true};
+  return SignInResult{std::move(player), true, false};
 }
 
 absl::StatusOr<PlayerRecord> FakePlayerStore::IssueRefreshToken(const RefreshTokenRecord& token,

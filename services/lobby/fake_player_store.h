@@ -15,6 +15,7 @@ namespace courtpiece::lobby {
 class FakePlayerStore final : public PlayerStore {
  public:
   absl::StatusOr<SignInResult> SignIn(const std::string& device_hash, const NewPlayer& candidate,
+                                      const std::optional<RefreshTokenRecord>& token,
                                       absl::Time now, absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> IssueRefreshToken(const RefreshTokenRecord& token,
                                                  bool mark_wallet_opened, absl::Time now,

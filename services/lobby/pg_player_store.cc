@@ -56,9 +56,11 @@ absl::StatusOr<PlayerRecord> ParseOne(const absl::StatusOr<PgResult>& result) {
 }
 
 // One statement: the device row (new, or its last login bumped) and, when it is new, the
-// player. When a concurrent sign-in of the same device committed the device after this
-// statement's snapshot was taken, ON CONFLICT sees it but the join does not: no row comes
-// back, and the caller runs the statement again (a new snapshot sees both rows).
+// player; when it is known and its wallet opened, the new refresh token ($6, $7) for it and
+// the player's expired tokens dropped. When a concurrent sign-in of the same device
+// committed the device after this statement's snapshot was taken, ON CONFLICT sees it but
+// the join does not: no row comes back, and the caller runs the statement again (a new
+// snapshot sees both rows).
 constexpr char kSignInSql[] =
     "WITH d AS ("
     "  INSERT INTO lobby.devices (secret_hash, player_id, created_at, last_login_at)"
@@ -68,11 +70,17 @@ constexpr char kSignInSql[] =
     " np AS ("
     "  INSERT INTO lobby.players (id, display_name, avatar_id, created_at, updated_at)"
     "  SELECT $2, $3, $4::int, " COURTPIECE_TS(5) ", " COURTPIECE_TS(5) " FROM d WHERE d.inserted"
-    "  RETURNING *)"
-    " SELECT " COURTPIECE_PLAYER_COLS("np.") ", true FROM np"
+    "  RETURNING *),"
+    " ep AS (SELECT p.* FROM d JOIN lobby.players p ON p.id = d.player_id WHERE NOT d.inserted),"
+    " tok AS ("
+    "  INSERT INTO lobby.refresh_tokens (token_hash, player_id, issued_at, expires_at)"
+    "  SELECT $6::bytea, ep.id, " COURTPIECE_TS(5) ", " COURTPIECE_TS(7) " FROM ep"
+    "   WHERE ep.wallet_opened AND $6::bytea IS NOT NULL RETURNING 1),"
+    " gone AS (DELETE FROM lobby.refresh_tokens WHERE player_id IN (SELECT id FROM ep)"
+    "   AND $6::bytea IS NOT NULL AND expires_at <= " COURTPIECE_TS(5) ")"
+    " SELECT " COURTPIECE_PLAYER_COLS("np.") ", true, false FROM np"
     " UNION ALL"
-    " SELECT " COURTPIECE_PLAYER_COLS("p.") ", false"
-    "  FROM d JOIN lobby.players p ON p.id = d.player_id WHERE NOT d.inserted";
+    " SELECT " COURTPIECE_PLAYER_COLS("ep.") ", false, EXISTS (SELECT 1 FROM tok) FROM ep";
 
 // The player (marked wallet_opened with $3), a new refresh token for it, and the player's
 // expired tokens dropped, in one statement. No row: unknown player.
@@ -118,15 +126,22 @@ constexpr char kUpdateProfileSql[] =
 }  // namespace
 
 absl::StatusOr<SignInResult> PgPlayerStore::SignIn(const std::string& device_hash,
-                                                   const NewPlayer& candidate, absl::Time now,
-                                                   absl::Time) {
+                                                   const NewPlayer& candidate,
+                                                   const std::optional<RefreshTokenRecord>& token,
+                                                   absl::Time now, absl::Time) {
+  PgParam token_hash = std::optional<std::string>();
+  PgParam token_expiry = std::optional<std::string>();
+  if (token.has_value()) {
+    token_hash = PgParam::Bytes(token->token_hash);
+    token_expiry = Micros(token->expires_at);
+  }
   for (int attempt = 0; attempt < kAttemptsMax; ++attempt) {
     // Aborted (a deadlock, a serialization failure) rolled the statement back: re-run it.
-    absl::StatusOr<PgResult> result =
-        pool_.ExecAutocommit(kSignInSql,
-                             {PgParam::Bytes(device_hash), candidate.player_id,
-                              candidate.display_name, candidate.avatar_id, Micros(now)},
-                             kAttemptsMax);
+    absl::StatusOr<PgResult> result = pool_.ExecAutocommit(
+        kSignInSql,
+        {PgParam::Bytes(device_hash), candidate.player_id, candidate.display_name,
+         candidate.avatar_id, Micros(now), token_hash, token_expiry},
+        kAttemptsMax);
     if (!result.ok()) {
       // AlreadyExists: the candidate's random id is taken; the domain draws another.
       if (result.status().code() == absl::StatusCode::kAlreadyExists) return result.status();
@@ -136,9 +151,13 @@ absl::StatusOr<SignInResult> PgPlayerStore::SignIn(const std::string& device_has
     SignInResult out;
     absl::StatusOr<PlayerRecord> player = ParsePlayer(result->row(0));
     absl::StatusOr<bool> created = result->row(0).Bool(6);
-    if (!player.ok() || !created.ok()) return absl::InternalError("SignIn: malformed row");
+    absl::StatusOr<bool> issued = result->row(0).Bool(7);
+    if (!player.ok() || !created.ok() || !issued.ok()) {
+      return absl::InternalError("SignIn: malformed row");
+    }
     out.player = *std::move(player);
     out.created = *created;
+    out.refresh_issued = *issued;
     return out;
   }
   return absl::AbortedError("SignIn: the device's player did not become visible; retry");

@@ -2,11 +2,11 @@
 // (migrations/0001_accounts.sql), through storage::PgPool. Also the admin operations of
 // courtpiece-admin (not part of the PlayerStore interface: never reachable from the API).
 //
-// SignIn is one read-committed transaction: INSERT the device ON CONFLICT DO NOTHING (a
-// concurrent sign-in of the same device waits for the other's commit and then inserts
-// nothing), then the player row when the device row was new (the device's foreign key is
-// deferred to commit), else read the existing player. Reads retry on Unavailable
-// (RunIdempotent); writes only on Aborted.
+// SignIn is one statement (one round trip, one commit): INSERT the device ON CONFLICT DO
+// UPDATE its last login (a concurrent sign-in of the same device waits for the other's
+// commit), then the player row when the device row was new (the device's foreign key is
+// deferred to commit), else read the existing player and store the refresh token. Reads
+// retry on Unavailable (RunIdempotent); writes only on Aborted.
 // Thread-safety: thread-safe (the pool is).
 #ifndef COURTPIECE_SERVICES_LOBBY_PG_PLAYER_STORE_H_
 #define COURTPIECE_SERVICES_LOBBY_PG_PLAYER_STORE_H_
@@ -39,6 +39,7 @@ class PgPlayerStore final : public PlayerStore {
   explicit PgPlayerStore(storage::PgPool& pool) : pool_(pool) {}
 
   absl::StatusOr<SignInResult> SignIn(const std::string& device_hash, const NewPlayer& candidate,
+                                      const std::optional<RefreshTokenRecord>& token,
                                       absl::Time now, absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> IssueRefreshToken(const RefreshTokenRecord& token,
                                                  bool mark_wallet_opened, absl::Time now,

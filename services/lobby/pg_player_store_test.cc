@@ -64,8 +64,9 @@ class PgPlayerStoreTest : public ::testing::Test {
 
 TEST_F(PgPlayerStoreTest, SignInCreatesThenFindsAndStoresOnlyTheHash) {
   const std::string hash = auth::SecretHash("courtpiece-device-v1", std::string(40, 'd'));
-  absl::StatusOr<SignInResult> first = store_->SignIn(
-      hash, {.player_id = "p-1", .display_name = "علی", .avatar_id = 3}, now_, Deadline());
+  absl::StatusOr<SignInResult> first =
+      store_->SignIn(hash, {.player_id = "p-1", .display_name = "علی", .avatar_id = 3},
+                     std::nullopt, now_, Deadline());
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->created);
   EXPECT_EQ(first->player.player_id, "p-1");
@@ -74,8 +75,9 @@ TEST_F(PgPlayerStoreTest, SignInCreatesThenFindsAndStoresOnlyTheHash) {
   EXPECT_EQ(first->player.role, auth::Role::kPlayer);
   EXPECT_FALSE(first->player.wallet_opened);
   EXPECT_EQ(first->player.created_at, now_);
-  absl::StatusOr<SignInResult> again = store_->SignIn(
-      hash, {.player_id = "p-2", .display_name = "Other"}, now_ + absl::Hours(1), Deadline());
+  absl::StatusOr<SignInResult> again =
+      store_->SignIn(hash, {.player_id = "p-2", .display_name = "Other"}, std::nullopt,
+                     now_ + absl::Hours(1), Deadline());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->created);
   EXPECT_EQ(again->player.player_id, "p-1");
@@ -87,7 +89,7 @@ TEST_F(PgPlayerStoreTest, SignInCreatesThenFindsAndStoresOnlyTheHash) {
   // A candidate id that is taken: AlreadyExists, nothing written.
   absl::StatusOr<SignInResult> clash =
       store_->SignIn(auth::SecretHash("courtpiece-device-v1", std::string(40, 'e')),
-                     {.player_id = "p-1", .display_name = "Clash"}, now_, Deadline());
+                     {.player_id = "p-1", .display_name = "Clash"}, std::nullopt, now_, Deadline());
   EXPECT_EQ(clash.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(Count("SELECT count(*) FROM lobby.devices"), 1);
 }
@@ -101,8 +103,9 @@ TEST_F(PgPlayerStoreTest, ConcurrentSignInsOfOneDeviceMakeOnePlayer) {
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
       while (!go.load()) std::this_thread::yield();
-      results[i] = store_->SignIn(
-          hash, {.player_id = absl::StrCat("p-", i), .display_name = "Racer"}, now_, Deadline());
+      results[i] =
+          store_->SignIn(hash, {.player_id = absl::StrCat("p-", i), .display_name = "Racer"},
+                         std::nullopt, now_, Deadline());
     });
   }
   go = true;
@@ -151,8 +154,8 @@ TEST_F(PgPlayerStoreTest, ConcurrentGuestLoginsOfOneDevicePayOneGrant) {
 
 TEST_F(PgPlayerStoreTest, RefreshTokensAreSingleUseAndExpire) {
   ASSERT_TRUE(store_
-                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"}, now_,
-                           Deadline())
+                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"},
+                           std::nullopt, now_, Deadline())
                   .ok());
   const std::string t1(32, '1'), t2(32, '2'), t3(32, '3');
   absl::StatusOr<PlayerRecord> issued = store_->IssueRefreshToken(
@@ -204,10 +207,47 @@ TEST_F(PgPlayerStoreTest, RefreshTokensAreSingleUseAndExpire) {
   EXPECT_EQ(Count("SELECT count(*) FROM lobby.refresh_tokens"), 1);
 }
 
+TEST_F(PgPlayerStoreTest, AReturningDeviceGetsItsRefreshTokenInTheSameStatement) {
+  const std::string hash(32, 'h');
+  const RefreshTokenRecord token{
+      .token_hash = std::string(32, 't'), .player_id = "", .expires_at = now_ + absl::Hours(1)};
+  absl::StatusOr<SignInResult> created =
+      store_->SignIn(hash, {.player_id = "p-1", .display_name = "Ali"}, token, now_, Deadline());
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE(created->refresh_issued);  // a new player: the wallet comes first
+  absl::StatusOr<SignInResult> not_open =
+      store_->SignIn(hash, {.player_id = "p-2", .display_name = "Ali"}, token, now_, Deadline());
+  ASSERT_TRUE(not_open.ok());
+  EXPECT_FALSE(not_open->refresh_issued);  // the wallet account is not open yet
+  EXPECT_EQ(Count("SELECT count(*) FROM lobby.refresh_tokens"), 0);
+  ASSERT_TRUE(store_
+                  ->IssueRefreshToken({.token_hash = std::string(32, 'o'),
+                                       .player_id = "p-1",
+                                       .expires_at = now_ + absl::Minutes(1)},
+                                      true, now_, Deadline())
+                  .ok());
+  absl::StatusOr<SignInResult> returning =
+      store_->SignIn(hash, {.player_id = "p-3", .display_name = "Ali"}, token,
+                     now_ + absl::Minutes(5), Deadline());
+  ASSERT_TRUE(returning.ok()) << returning.status();
+  EXPECT_TRUE(returning->refresh_issued);
+  EXPECT_FALSE(returning->created);
+  EXPECT_EQ(returning->player.player_id, "p-1");
+  // The expired token ('o') was dropped, the new one stored.
+  EXPECT_EQ(Count("SELECT count(*) FROM lobby.refresh_tokens"), 1);
+  EXPECT_TRUE(store_
+                  ->RotateRefreshToken(std::string(32, 't'),
+                                       {.token_hash = std::string(32, 'u'),
+                                        .player_id = "",
+                                        .expires_at = now_ + absl::Hours(2)},
+                                       now_ + absl::Minutes(6), Deadline())
+                  .ok());
+}
+
 TEST_F(PgPlayerStoreTest, ConcurrentRefreshesWithOneTokenSucceedOnce) {
   ASSERT_TRUE(store_
-                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"}, now_,
-                           Deadline())
+                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"},
+                           std::nullopt, now_, Deadline())
                   .ok());
   ASSERT_TRUE(store_
                   ->IssueRefreshToken({.token_hash = std::string(32, 'o'),
@@ -241,8 +281,8 @@ TEST_F(PgPlayerStoreTest, ConcurrentRefreshesWithOneTokenSucceedOnce) {
 
 TEST_F(PgPlayerStoreTest, ProfileReadsAndUpdates) {
   ASSERT_TRUE(store_
-                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"}, now_,
-                           Deadline())
+                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"},
+                           std::nullopt, now_, Deadline())
                   .ok());
   absl::StatusOr<PlayerRecord> p =
       store_->UpdateProfile("p-1", std::nullopt, 9, now_ + absl::Minutes(1), Deadline());
@@ -262,8 +302,8 @@ TEST_F(PgPlayerStoreTest, ProfileReadsAndUpdates) {
 
 TEST_F(PgPlayerStoreTest, GrantsAndRevokesAreAudited) {
   ASSERT_TRUE(store_
-                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"}, now_,
-                           Deadline())
+                  ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"},
+                           std::nullopt, now_, Deadline())
                   .ok());
   ASSERT_TRUE(store_->SetRole("p-1", auth::Role::kAdmin, "ops-ann", "on call").ok());
   EXPECT_EQ(store_->GetPlayer("p-1", Deadline())->role, auth::Role::kAdmin);

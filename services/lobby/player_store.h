@@ -38,7 +38,8 @@ struct PlayerRecord {
 
 struct SignInResult {
   PlayerRecord player;
-  bool created = false;  // this call made the player (device was unknown)
+  bool created = false;         // this call made the player (device was unknown)
+  bool refresh_issued = false;  // the `token` given to SignIn was stored
 };
 
 struct NewPlayer {
@@ -57,10 +58,14 @@ class PlayerStore {
  public:
   virtual ~PlayerStore() = default;
 
-  // The device's player, or a new one (`candidate`) bound to the device.
+  // The device's player, or a new one (`candidate`) bound to the device. With `token`, when
+  // the player existed and its wallet account is opened, also stores the token for it
+  // (token->player_id is ignored) in the same transaction and sets refresh_issued: a
+  // returning device signs in with one write.
   virtual absl::StatusOr<SignInResult> SignIn(const std::string& device_hash,
-                                              const NewPlayer& candidate, absl::Time now,
-                                              absl::Time deadline) = 0;
+                                              const NewPlayer& candidate,
+                                              const std::optional<RefreshTokenRecord>& token,
+                                              absl::Time now, absl::Time deadline) = 0;
   // Stores a fresh refresh token and, with `mark_wallet_opened`, records that the player's
   // wallet account exists. Returns the player as it is now. NotFound for an unknown player.
   virtual absl::StatusOr<PlayerRecord> IssueRefreshToken(const RefreshTokenRecord& token,
