@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -309,6 +310,32 @@ TEST_F(AccountsE2eTest, WithTheWalletDownLoginIsUnavailableAndTheNextOneOpensThe
   EXPECT_FALSE(again.created());
   EXPECT_EQ(again.player_id(), session.player_id());
   EXPECT_EQ(HouseBalance(), -kGrant);
+}
+
+TEST_F(AccountsE2eTest, BadKeyConfigurationExitsTwoAndAnUnmigratedDatabaseOne) {
+  // getenv takes the first of duplicate names: each variable appears once.
+  auto run = [&](std::map<std::string, std::string> overrides) {
+    std::map<std::string, std::string> vars = {{"COURTPIECE_PG_URL", db_->url()},
+                                               {"COURTPIECE_LOBBY_ADDR", "127.0.0.1:0"},
+                                               {"COURTPIECE_LOBBY_METRICS_ADDR", "off"},
+                                               {"COURTPIECE_LOG_LEVEL", "error"}};
+    for (auto& [k, v] : overrides) vars[k] = v;
+    std::vector<std::string> env;
+    for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+    return common::WaitExit(common::Spawn({common::BinDir() + "/courtpiece-lobby"}, env));
+  };
+  // The test's own environment has no key: a lobby without one must refuse to start.
+  EXPECT_EQ(run({}), 2);
+  EXPECT_EQ(run({{"COURTPIECE_LOBBY_SIGNING_KEY", "k1:not-base64!"}}), 2);
+  // Verify keys without the signing key's own public key.
+  EXPECT_EQ(run({{"COURTPIECE_LOBBY_SIGNING_KEY", new_key_.SeedText()},
+                 {"COURTPIECE_LOBBY_VERIFY_KEYS", old_key_.PublicText()}}),
+            2);
+  absl::StatusOr<std::unique_ptr<storage::TestDatabase>> empty = storage::TestDatabase::Create();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(run({{"COURTPIECE_LOBBY_SIGNING_KEY", new_key_.SeedText()},
+                 {"COURTPIECE_PG_URL", (*empty)->url()}}),
+            1);
 }
 
 }  // namespace

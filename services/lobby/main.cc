@@ -163,6 +163,17 @@ int Run() {
                         .acquire_timeout_ms = deadline_ms,
                         .statement_timeout_ms = deadline_ms,
                         .application_name = "courtpiece-lobby"});
+  // Fail at start, not at the first call, when Postgres is unreachable or not migrated.
+  if (absl::Status s =
+          pool.RunIdempotent(3,
+                             [](storage::PgTransaction& tx) {
+                               return tx.Exec("SELECT 1 FROM lobby.players LIMIT 0").status();
+                             });
+      !s.ok()) {
+    log.Error("cannot read schema lobby (is Postgres up and the schema migrated?)",
+              {{"status", s}});
+    return 1;
+  }
   const Clock& clock = RealClock::Instance();
   const auth::TokenSigner signer(*config->signing_key, clock);
   const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew);

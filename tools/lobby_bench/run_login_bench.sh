@@ -24,6 +24,7 @@ case $pg in 127.0.0.1:*|localhost:*) ;; *) echo "--pg must be a loopback address
 root=$(cd "$(dirname "$0")/../.." && pwd)
 url="postgresql://postgres@$pg"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 wait_port() { for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 psql -q "$url/postgres" -c "DROP DATABASE IF EXISTS lobbybench" -c "CREATE DATABASE lobbybench"
@@ -47,8 +48,10 @@ wait_port "$wallet_port"
 wait_port "$lobby_port"
 echo "new devices:       $("$bin/courtpiece-lobby-bench" --mode=login --addr "127.0.0.1:$lobby_port" \
   --clients "$clients" --seconds "$seconds" | tr '\n' ' ')"
+echo "  cpu so far: lobby $(cpu_s $lobby_pid)s wallet $(cpu_s $wallet_pid)s"
 echo "returning devices: $("$bin/courtpiece-lobby-bench" --mode=login --addr "127.0.0.1:$lobby_port" \
   --clients "$clients" --seconds "$seconds" --login_new_devices=false | tr '\n' ' ')"
+echo "  cpu so far: lobby $(cpu_s $lobby_pid)s wallet $(cpu_s $wallet_pid)s"
 kill -TERM $lobby_pid $wallet_pid
 wait $lobby_pid $wallet_pid || true
 trap - EXIT
