@@ -31,8 +31,8 @@ struct BenchOptions {
   int clients = 16;
   absl::Duration duration = absl::Seconds(10);
   absl::Duration call_deadline = absl::Seconds(5);
-  int channels = 4;                // gRPC connections shared round-robin by the clients
-  bool login_new_devices = true;   // login: every call a new device (sign-up) or a known one
+  int channels = 4;               // gRPC connections shared round-robin by the clients
+  bool login_new_devices = true;  // login: every call a new device (sign-up) or a known one
 };
 
 class BenchMode {
@@ -51,8 +51,8 @@ using ModeFactory = std::function<std::unique_ptr<BenchMode>(
 const std::map<std::string, ModeFactory>& Modes();
 
 // The modes.
-std::unique_ptr<BenchMode> MakeLoginMode(const BenchOptions& options,
-                                         const std::vector<std::shared_ptr<grpc::Channel>>& channels);
+std::unique_ptr<BenchMode> MakeLoginMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
 
 struct BenchReport {
   int64_t calls_ok = 0;

@@ -20,7 +20,8 @@ constexpr int kDevicesPerClient = 16;  // the returning path cycles through thes
 
 class LoginMode final : public BenchMode {
  public:
-  LoginMode(const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels)
+  LoginMode(const BenchOptions& options,
+            const std::vector<std::shared_ptr<grpc::Channel>>& channels)
       : options_(options), run_(common::RandomHexId(6)) {
     for (const auto& channel : channels) stubs_.push_back(v1::Accounts::NewStub(channel));
   }
@@ -66,8 +67,8 @@ class LoginMode final : public BenchMode {
 
 }  // namespace
 
-std::unique_ptr<BenchMode> MakeLoginMode(const BenchOptions& options,
-                                         const std::vector<std::shared_ptr<grpc::Channel>>& channels) {
+std::unique_ptr<BenchMode> MakeLoginMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels) {
   return std::make_unique<LoginMode>(options, channels);
 }
 

@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
       .login_new_devices = absl::GetFlag(FLAGS_login_new_devices)};
   if (options.clients < 1 || options.clients > 4096 || absl::GetFlag(FLAGS_seconds) < 1 ||
       options.channels < 1 || options.channels > 64 || absl::GetFlag(FLAGS_deadline_ms) < 1) {
-    std::fprintf(stderr, "courtpiece-lobby-bench: bad flags (clients 1..4096, seconds >= 1, "
-                         "channels 1..64, deadline_ms >= 1)\n");
+    std::fprintf(stderr,
+                 "courtpiece-lobby-bench: bad flags (clients 1..4096, seconds >= 1, "
+                 "channels 1..64, deadline_ms >= 1)\n");
     return 2;
   }
   absl::StatusOr<courtpiece::lobby_bench::BenchReport> report =
@@ -44,8 +45,8 @@ int main(int argc, char** argv) {
       "mode=%s clients=%d seconds=%.1f calls=%lld calls_per_s=%.1f p50_ms=%.2f p99_ms=%.2f "
       "max_ms=%.2f\n",
       options.mode.c_str(), options.clients, report->seconds,
-      static_cast<long long>(report->calls_ok), report->calls_ok / report->seconds,
-      report->p50_ms, report->p99_ms, report->max_ms);
+      static_cast<long long>(report->calls_ok), report->calls_ok / report->seconds, report->p50_ms,
+      report->p99_ms, report->max_ms);
   int64_t errors = 0;
   for (const auto& [code, n] : report->errors) {
     std::printf("errors code=%s count=%lld\n", code.c_str(), static_cast<long long>(n));
