@@ -28,6 +28,18 @@ service_env() {
     "COURTPIECE_PG_URL=$DB_URL"
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )
+  if [[ $name == lobby ]]; then
+    # A development signing key, made once (courtpiece-keygen) and kept with the state.
+    local key="$STATE_DIR/lobby-signing.key"
+    if [ ! -s "$key" ]; then
+      (umask 077; "$root/build/bin/courtpiece-keygen" --kid dev |
+        sed -n 's/^COURTPIECE_LOBBY_SIGNING_KEY=//p' >"$key")
+    fi
+    ENV_VARS+=(
+      "COURTPIECE_LOBBY_WALLET_ADDR=127.0.0.1:50053"
+      "COURTPIECE_LOBBY_SIGNING_KEY_FILE=$key"
+    )
+  fi
   if [[ $name == table ]]; then
     local lobby=127.0.0.1:50052 moderation=127.0.0.1:50055
     [ -x "$root/build/bin/courtpiece-lobby" ] || lobby=127.0.0.1:$RECORDS_STANDIN_PORT

@@ -1,0 +1,95 @@
+// Session tokens signed with Ed25519 (libsodium): the lobby signs, the lobby and the gateway
+// verify with the public keys alone. Format (docs/lobby.md "Accounts and tokens"):
+//
+//   token   = "cp1." base64url(payload) "." base64url(signature)      (no padding)
+//   payload = kid "|" player_id "|" role "|" issued_at_ms "|" expires_at_ms   (ASCII)
+//   signature = Ed25519(secret key, the ASCII bytes of "cp1." base64url(payload))   64 bytes
+//
+//   TokenSigner signer(*SigningKey::Parse("k1:<base64 seed>"), clock);
+//   std::string token = signer.Sign("p-1f2e", Role::kPlayer, absl::Minutes(15));
+//   TokenVerifier verifier(*VerifyKeys::Parse("k1:<base64 pub>,k0:<base64 pub>"), clock);
+//   absl::StatusOr<Claims> claims = verifier.Verify(token);
+//
+// Contract: Verify returns the claims, or UNAUTHENTICATED whose message starts with the
+// reason: "malformed token", "unknown key", "bad signature", "expired token" or "token not
+// yet valid". A token longer than kTokenMax chars is malformed before anything is decoded.
+// The signature is checked before any claim is trusted. Expiry allows `skew` either way:
+// a token is expired when now >= expires_at + skew and not yet valid when issued_at > now +
+// skew. Player ids are 1..64 chars of [A-Za-z0-9_-]; key ids 1..32 of the same.
+// Thread-safety: TokenSigner and TokenVerifier are immutable after construction and safe to
+// share between threads.
+#ifndef COURTPIECE_AUTH_TOKEN_H_
+#define COURTPIECE_AUTH_TOKEN_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/common/clock.h"
+
+namespace courtpiece::auth {
+
+inline constexpr size_t kTokenMax = 512;  // chars
+inline constexpr char kTokenPrefix[] = "cp1.";
+
+enum class Role { kPlayer, kAdmin };
+// "player" / "admin".
+const char* RoleName(Role role);
+// The inverse of RoleName; anything else is InvalidArgument.
+absl::StatusOr<Role> ParseRole(std::string_view name);
+
+// 1..64 chars of [A-Za-z0-9_-] (the table service's rule for player ids).
+bool IsValidPlayerId(std::string_view id);
+
+struct Claims {
+  std::string key_id;
+  std::string player_id;
+  Role role = Role::kPlayer;
+  int64_t issued_at_ms = 0;   // unix ms
+  int64_t expires_at_ms = 0;  // unix ms
+};
+
+class TokenSigner {
+ public:
+  // `clock` must outlive the signer.
+  TokenSigner(SigningKey key, const Clock& clock);
+
+  // A token for `player_id` (must satisfy IsValidPlayerId: a programmer error otherwise),
+  // issued now, expiring now + ttl (ttl > 0).
+  std::string Sign(std::string_view player_id, Role role, absl::Duration ttl) const;
+  // The same, with the claims it signed (issued/expiry as unix ms).
+  std::string Sign(std::string_view player_id, Role role, absl::Duration ttl, Claims* claims) const;
+
+  const std::string& key_id() const { return key_.key_id; }
+  // The public key matching the secret key (32 bytes).
+  const std::string& public_key() const { return key_.public_key; }
+
+ private:
+  SigningKey key_;
+  const Clock& clock_;
+};
+
+class TokenVerifier {
+ public:
+  static constexpr absl::Duration kDefaultSkew = absl::Seconds(30);
+
+  // `clock` must outlive the verifier.
+  TokenVerifier(VerifyKeys keys, const Clock& clock, absl::Duration skew = kDefaultSkew);
+
+  absl::StatusOr<Claims> Verify(std::string_view token) const;
+
+  const VerifyKeys& keys() const { return keys_; }
+
+ private:
+  VerifyKeys keys_;
+  const Clock& clock_;
+  absl::Duration skew_;
+};
+
+}  // namespace courtpiece::auth
+
+#endif  // COURTPIECE_AUTH_TOKEN_H_

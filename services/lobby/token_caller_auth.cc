@@ -1,0 +1,27 @@
+#include "services/lobby/token_caller_auth.h"
+
+#include <string_view>
+
+namespace courtpiece::lobby {
+
+absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContext& context) const {
+  const auto& md = context.client_metadata();
+  auto it = md.find("authorization");
+  if (it == md.end()) return absl::UnauthenticatedError("no session token (authorization header)");
+  if (md.count("authorization") > 1) {
+    return absl::UnauthenticatedError("more than one authorization header");
+  }
+  return AuthenticateHeader(std::string_view(it->second.data(), it->second.size()));
+}
+
+absl::StatusOr<Caller> TokenCallerAuth::AuthenticateHeader(std::string_view authorization) const {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.substr(0, kBearer.size()) != kBearer) {
+    return absl::UnauthenticatedError("authorization header must be \"Bearer <token>\"");
+  }
+  absl::StatusOr<auth::Claims> claims = verifier_.Verify(authorization.substr(kBearer.size()));
+  if (!claims.ok()) return claims.status();
+  return Caller{.player_id = claims->player_id, .admin = claims->role == auth::Role::kAdmin};
+}
+
+}  // namespace courtpiece::lobby

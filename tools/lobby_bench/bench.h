@@ -1,0 +1,70 @@
+// courtpiece-lobby-bench: closed-loop load against a running lobby. Each of --clients
+// threads calls its mode's Call() back to back for --seconds; the tool prints calls/s, the
+// p50/p99/max latency of a call and the errors by code.
+//
+// Modes: a mode is one kind of call (login today; resolve, create and record are for the
+// integrator to add). To add one: implement BenchMode in <name>_mode.cc and register its
+// factory in Modes() (bench.cc). A mode's Prepare() runs once before the clock starts
+// (sign players in, create tables to resolve, ...); Call() must be safe from many threads
+// at once for different `client` indexes.
+// Thread-safety: see above; the runner owns the threads.
+#ifndef COURTPIECE_TOOLS_LOBBY_BENCH_BENCH_H_
+#define COURTPIECE_TOOLS_LOBBY_BENCH_BENCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+
+namespace courtpiece::lobby_bench {
+
+struct BenchOptions {
+  std::string mode;
+  std::string addr;
+  int clients = 16;
+  absl::Duration duration = absl::Seconds(10);
+  absl::Duration call_deadline = absl::Seconds(5);
+  int channels = 4;               // gRPC connections shared round-robin by the clients
+  bool login_new_devices = true;  // login: every call a new device (sign-up) or a known one
+};
+
+class BenchMode {
+ public:
+  virtual ~BenchMode() = default;
+  // Once, before the clock starts. Any error stops the run.
+  virtual absl::Status Prepare() { return absl::OkStatus(); }
+  // One call by client `client` (0..clients-1); its status is counted by code.
+  virtual absl::Status Call(int client, int64_t iteration) = 0;
+};
+
+using ModeFactory = std::function<std::unique_ptr<BenchMode>(
+    const BenchOptions&, const std::vector<std::shared_ptr<grpc::Channel>>&)>;
+
+// name -> factory.
+const std::map<std::string, ModeFactory>& Modes();
+
+// The modes.
+std::unique_ptr<BenchMode> MakeLoginMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
+
+struct BenchReport {
+  int64_t calls_ok = 0;
+  std::map<std::string, int64_t> errors;  // by status code name
+  std::string first_error;
+  double seconds = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+// Runs the mode: Prepare, then the closed loop. Returns the report, or Prepare's error.
+absl::StatusOr<BenchReport> RunBench(const BenchOptions& options);
+
+}  // namespace courtpiece::lobby_bench
+
+#endif  // COURTPIECE_TOOLS_LOBBY_BENCH_BENCH_H_
