@@ -7,8 +7,25 @@
 //   COURTPIECE_LOBBY_ADDR                 gRPC listen HOST:PORT          (default 0.0.0.0:7001)
 //   COURTPIECE_LOBBY_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9102)
 //   COURTPIECE_LOBBY_WALLET_ADDR          the wallet's gRPC HOST:PORT    (default 127.0.0.1:7004)
-//   COURTPIECE_REDIS_ADDR                 Redis HOST:PORT (read now; the directory uses it)
-//                                                                        (default 127.0.0.1:6379)
+//   COURTPIECE_REDIS_ADDR                 the table tier's Redis HOST:PORT (codes, the
+//                                         registry, owner records)   (default 127.0.0.1:6379)
+//   COURTPIECE_LOBBY_REDIS_DB             its database index: the table tier's
+//                                         COURTPIECE_TABLE_REDIS_DB   (default 0)
+//   COURTPIECE_LOBBY_REDIS_CONNECTIONS    Redis connections            (default 8)
+//   COURTPIECE_LOBBY_INVITE_BASE_URL      invite links are <base>/t/<code>
+//                                                                (default http://localhost:8080)
+//   COURTPIECE_LOBBY_CODE_COOLOFF         a closed table's code is reusable after (default 24h)
+//   COURTPIECE_LOBBY_CODE_TRIES           code draws per CreateTable   (default 20)
+//   COURTPIECE_LOBBY_TABLE_RPC_TIMEOUT    each call to a table instance (default 2s)
+//   COURTPIECE_LOBBY_FANOUT_MAX           instances asked by one list  (default 64)
+//   COURTPIECE_LOBBY_OPEN_TABLES_CACHE    open-table list reuse        (default 1s)
+//   COURTPIECE_LOBBY_LIVE_INSTANCES_CACHE ResolveCode's instance view  (default 1s)
+//   COURTPIECE_LOBBY_RESOLVE_CLOSE_GRACE  a code is not closed by ResolveCode before its
+//                                         table is this old            (default 60s)
+//   COURTPIECE_LOBBY_QUICK_JOIN_TRIES     open tables a quick join tries (default 8)
+//   COURTPIECE_LOBBY_QUICK_JOIN_BET       a quick-join table's bet     (default 100)
+//   COURTPIECE_LOBBY_QUICK_JOIN_TURN_TIME a quick-join table's turn time (default 15s)
+//   COURTPIECE_LOBBY_QUICK_JOIN_LOCK_TTL  the shared quick-join lock   (default 10s)
 //   COURTPIECE_LOBBY_SIGNING_KEY          "<kid>:<base64 32-byte seed>" (required; or
 //   COURTPIECE_LOBBY_SIGNING_KEY_FILE     a file holding it). courtpiece-keygen prints one.
 //   COURTPIECE_LOBBY_VERIFY_KEYS          "<kid>:<base64 pub>[,...]": the keys whose tokens
@@ -40,10 +57,17 @@
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "courtpiece/storage/pg_pool.h"
+#include "courtpiece/storage/redis_client.h"
+#include "courtpiece/table/rules_engine.h"
 #include "services/lobby/accounts.h"
 #include "services/lobby/accounts_server.h"
+#include "services/lobby/directory.h"
+#include "services/lobby/directory_server.h"
+#include "services/lobby/grpc_table_port.h"
 #include "services/lobby/grpc_wallet_port.h"
+#include "services/lobby/pg_directory_store.h"
 #include "services/lobby/pg_player_store.h"
+#include "services/lobby/redis_directory.h"
 #include "services/lobby/token_caller_auth.h"
 
 namespace courtpiece::lobby {
@@ -58,6 +82,9 @@ struct Config {
   std::string metrics_address;  // "" = no metrics endpoint
   std::string wallet_address;
   std::string redis_address;
+  int redis_db = 0;
+  int redis_connections = 0;
+  DirectoryOptions directory;
   int pool_size = 0;
   absl::Duration rpc_deadline_max;
   absl::Duration token_skew;
@@ -104,6 +131,33 @@ absl::Status ReadKeys(Config& c) {
   return absl::OkStatus();
 }
 
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+void ReadDirectoryConfig(common::EnvConfig& env, DirectoryOptions& d) {
+  d.invite_base_url = env.String("COURTPIECE_LOBBY_INVITE_BASE_URL", d.invite_base_url);
+  d.code_cooloff_ms = Ms(env.Duration("COURTPIECE_LOBBY_CODE_COOLOFF", absl::Hours(24),
+                                      absl::ZeroDuration(), absl::Hours(24 * 365)));
+  d.code_tries_max = static_cast<int>(env.Int("COURTPIECE_LOBBY_CODE_TRIES", 20, 1, 1000));
+  d.table_rpc_timeout_ms = Ms(env.Duration("COURTPIECE_LOBBY_TABLE_RPC_TIMEOUT", absl::Seconds(2),
+                                           absl::Milliseconds(10), absl::Minutes(1)));
+  d.fanout_instances_max = static_cast<int>(env.Int("COURTPIECE_LOBBY_FANOUT_MAX", 64, 1, 1024));
+  d.open_tables_cache_ms = Ms(env.Duration("COURTPIECE_LOBBY_OPEN_TABLES_CACHE", absl::Seconds(1),
+                                           absl::ZeroDuration(), absl::Minutes(1)));
+  d.live_instances_cache_ms =
+      Ms(env.Duration("COURTPIECE_LOBBY_LIVE_INSTANCES_CACHE", absl::Seconds(1),
+                      absl::ZeroDuration(), absl::Minutes(1)));
+  d.resolve_close_grace_ms = Ms(env.Duration("COURTPIECE_LOBBY_RESOLVE_CLOSE_GRACE",
+                                             absl::Seconds(60), absl::Seconds(1), absl::Hours(24)));
+  d.quick_join_tries_max = static_cast<int>(env.Int("COURTPIECE_LOBBY_QUICK_JOIN_TRIES", 8, 1, 64));
+  d.quick_join_bet_coins = env.Int("COURTPIECE_LOBBY_QUICK_JOIN_BET", 100, 25, 1000);
+  d.quick_join_turn_time_ms =
+      Ms(env.Duration("COURTPIECE_LOBBY_QUICK_JOIN_TURN_TIME", absl::Seconds(15), absl::Seconds(5),
+                      absl::Seconds(30)));
+  d.quick_join_lock_ttl_ms =
+      Ms(env.Duration("COURTPIECE_LOBBY_QUICK_JOIN_LOCK_TTL", absl::Seconds(10), absl::Seconds(1),
+                      absl::Minutes(5)));
+}
+
 absl::StatusOr<Config> ReadConfig() {
   common::EnvConfig env;
   Config c;
@@ -113,6 +167,9 @@ absl::StatusOr<Config> ReadConfig() {
       env.ListenAddress("COURTPIECE_LOBBY_METRICS_ADDR", "127.0.0.1:9102", /*allow_off=*/true);
   c.wallet_address = env.String("COURTPIECE_LOBBY_WALLET_ADDR", "127.0.0.1:7004");
   c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_DB", 0, 0, 15));
+  c.redis_connections = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_CONNECTIONS", 8, 1, 256));
+  ReadDirectoryConfig(env, c.directory);
   c.accounts.access_ttl = env.Duration("COURTPIECE_LOBBY_ACCESS_TTL", absl::Minutes(15),
                                        absl::Seconds(10), absl::Hours(24));
   c.accounts.refresh_ttl = env.Duration("COURTPIECE_LOBBY_REFRESH_TTL", absl::Hours(24 * 30),
@@ -186,7 +243,27 @@ int Run() {
   AccountsService accounts_service(accounts, caller_auth, clock, config->rpc_deadline_max,
                                    **metrics, log);
 
-  std::vector<grpc::Service*> services = {&accounts_service};
+  // --- directory ------------------------------------------------------------------------
+  absl::StatusOr<storage::RedisOptions> redis = storage::ParseRedisAddr(config->redis_address);
+  if (!redis.ok()) {
+    log.Error("bad COURTPIECE_REDIS_ADDR", {{"status", redis.status()}});
+    return 2;
+  }
+  redis->db = config->redis_db;
+  const RedisDirectoryOptions redis_options{.redis = *redis,
+                                            .connections = config->redis_connections};
+  PgDirectoryStore directory_store(pool);
+  RedisCodeCache codes(redis_options);
+  RedisTableRegistry registry(redis_options);
+  RedisSharedLock quick_join_lock(redis_options);
+  GrpcTablePort tables(metrics->get());
+  table::RulesEngineFactory engines;
+  RandomCodeSource code_source;
+  Directory directory(config->directory, RealClock::Instance(), directory_store, codes, registry,
+                      tables, engines, code_source, &quick_join_lock);
+  DirectoryService directory_service(directory, caller_auth);
+
+  std::vector<grpc::Service*> services = {&accounts_service, &directory_service};
   // --- INTEGRATION POINT: the other lobby services -----------------------------------------
   // The integrator builds and appends, after merging their branches (all share `pool`,
   // `caller_auth`, `clock`, `metrics`, `log`, config->rpc_deadline_max, and Redis at
