@@ -1,7 +1,7 @@
 // The Directory end to end: the Directory gRPC server in-process (FakeCallerAuth) over its
 // Postgres store and Redis, against two real courtpiece-table processes, the real
 // courtpiece-wallet (its own fresh database), the fake records receivers, a real Redis
-// (database 11, or COURTPIECE_TEST_DIRECTORY_REDIS_DB, flushed per test) and Postgres.
+// (database 12, or COURTPIECE_TEST_DIRECTORY_REDIS_DB, flushed per test) and Postgres.
 #include <signal.h>
 #include <unistd.h>
 
@@ -50,7 +50,7 @@ constexpr absl::Duration kRpc = absl::Seconds(10);
 
 int RedisDb() {
   const char* env = std::getenv("COURTPIECE_TEST_DIRECTORY_REDIS_DB");
-  return env == nullptr ? 11 : std::atoi(env);
+  return env == nullptr ? 12 : std::atoi(env);
 }
 
 bool WaitHealthy(const std::string& address) {
