@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,7 +46,7 @@ using table_service::testing::PlayClient;
 
 constexpr int64_t kGrant = 5'000;
 constexpr absl::Duration kRpc = absl::Seconds(5);
-constexpr absl::Duration kGame = absl::Seconds(180);
+constexpr absl::Duration kGame = absl::Seconds(90);
 
 int RedisDb() {
   const char* env = std::getenv("COURTPIECE_TEST_RECORDS_REDIS_DB");
@@ -71,6 +72,53 @@ bool Eventually(const std::function<bool()>& done, absl::Duration timeout = absl
   }
   return done();
 }
+
+// LobbyRecords in front of the real service: while `lose` is set, a record is applied and
+// then answered UNAVAILABLE (a reply lost on the way), so the table re-sends it. Counts the
+// answers of each key that were replays.
+class LossyRecords final : public v1::LobbyRecords::Service {
+ public:
+  explicit LossyRecords(LobbyRecordsService& inner) : inner_(inner) {}
+  grpc::Status RecordGame(grpc::ServerContext* c, const v1::RecordGameRequest* r,
+                          v1::RecordReply* reply) override {
+    return After(r->key(), inner_.RecordGame(c, r, reply), *reply);
+  }
+  grpc::Status RecordQuit(grpc::ServerContext* c, const v1::RecordQuitRequest* r,
+                          v1::RecordReply* reply) override {
+    return After(r->key(), inner_.RecordQuit(c, r, reply), *reply);
+  }
+  grpc::Status RecordRound(grpc::ServerContext* c, const v1::RecordRoundRequest* r,
+                           v1::RecordReply* reply) override {
+    return After(r->key(), inner_.RecordRound(c, r, reply), *reply);
+  }
+  grpc::Status RecordTableClosed(grpc::ServerContext* c, const v1::RecordTableClosedRequest* r,
+                                 v1::RecordReply* reply) override {
+    return After(r->key(), inner_.RecordTableClosed(c, r, reply), *reply);
+  }
+  void SetLosing(bool lose) { lose_ = lose; }
+  int Replays(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return replays_[key];
+  }
+  int Acked(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return acked_[key];
+  }
+
+ private:
+  grpc::Status After(const std::string& key, grpc::Status s, const v1::RecordReply& reply) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (s.ok() && reply.replayed()) ++replays_[key];
+    if (s.ok() && lose_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "reply lost");
+    if (s.ok()) ++acked_[key];
+    return s;
+  }
+  LobbyRecordsService& inner_;
+  std::mutex mu_;
+  bool lose_ = false;                   // guarded by mu_
+  std::map<std::string, int> replays_;  // guarded by mu_
+  std::map<std::string, int> acked_;    // guarded by mu_
+};
 
 struct Person {
   std::string name;
@@ -111,8 +159,9 @@ class RecordsE2eTest : public ::testing::Test {
                                          });
     service_ = std::make_unique<LobbyRecordsService>(*records_, RealClock::Instance(),
                                                      RecordsServerOptions{}, metrics_, log_);
+    lossy_ = std::make_unique<LossyRecords>(*service_);
     absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
-        common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {service_.get()}, metrics_);
+        common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {lossy_.get()}, metrics_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     absl::StatusOr<std::unique_ptr<FakeReceivers>> moderation = FakeReceivers::Start();
@@ -147,6 +196,7 @@ class RecordsE2eTest : public ::testing::Test {
     if (server_ != nullptr) server_->Shutdown(absl::Now() + absl::Seconds(1));
   }
 
+  // Starts another courtpiece-table (same Redis, wallet and lobby); its address.
   std::string StartTable() {
     const std::string addr = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
     const pid_t pid = common::Spawn(
@@ -263,7 +313,13 @@ class RecordsE2eTest : public ::testing::Test {
   }
   void WaitGameOver() {
     for (auto& p : people_) {
-      EXPECT_TRUE(p->auto_player->WaitGameOver(kGame)) << p->name;
+      if (!p->auto_player->WaitGameOver(kGame)) {
+        std::string seen;
+        for (const pb::PlayResponse& m : p->stream->messages()) {
+          if (m.has_event()) absl::StrAppend(&seen, " ", m.event().type());
+        }
+        ADD_FAILURE() << p->name << ": no game over; events:" << seen;
+      }
       EXPECT_THAT(p->auto_player->faults(), ::testing::IsEmpty()) << p->name;
     }
   }
@@ -276,6 +332,7 @@ class RecordsE2eTest : public ::testing::Test {
   std::unique_ptr<PgRecordsStore> store_;
   std::unique_ptr<Records> records_;
   std::unique_ptr<LobbyRecordsService> service_;
+  std::unique_ptr<LossyRecords> lossy_;
   std::unique_ptr<common::GrpcServer> server_;
   std::unique_ptr<FakeReceivers> moderation_;
   pid_t wallet_pid_ = -1;
@@ -397,6 +454,43 @@ TEST_F(RecordsE2eTest, LeavingMidRoundIsAQuit) {
   EXPECT_TRUE(stayed[0].counts_for_stats);
   EXPECT_THAT(stayed[0].scores, ::testing::Contains(::testing::Ge(3)));
   EXPECT_EQ(StatsOf("quit-a", "classic").quits, 0);
+}
+
+// The lobby's replies are lost (applied, answered UNAVAILABLE) all game long, so the table
+// keeps re-sending its records; its instance is then killed and another takes the closed
+// table over and re-sends them again. Every re-send is a replay: the game counts once.
+TEST_F(RecordsE2eTest, ReplaysAfterAFailoverDoNotDoubleCount) {
+  const std::string other = StartTable();
+  lossy_->SetLosing(true);
+  SeatAndStart("rt-fo", R"({"game":"classic","target":1})", {"fo-a", "fo-b"});
+  WaitGameOver();
+  ASSERT_TRUE(Eventually([&] { return Closed("rt-fo"); }));
+  ASSERT_TRUE(Eventually([&] { return lossy_->Replays("rt-fo:game:1") >= 1; }))
+      << "the table never re-sent its game record";
+  kill(table_pids_[0], SIGKILL);
+  common::WaitExit(table_pids_[0]);
+  table_pids_[0] = -1;
+  lossy_->SetLosing(false);
+  // The survivor takes the closed table over, re-sends what is pending and removes it.
+  ASSERT_TRUE(Eventually([&] { return lossy_->Acked("rt-fo:closed") >= 1; }, absl::Seconds(90)))
+      << "nobody re-sent the close after the failover";
+  EXPECT_EQ(lossy_->Acked("rt-fo:game:1"), 1);
+  EXPECT_GE(lossy_->Replays("rt-fo:game:1"), 2);  // before the kill and after the takeover
+  const Seen seen = SeenBy(*people_[0]);
+  const bool won = seen.winning_team == 0;
+  for (const char* p : {"fo-a", "fo-b"}) {
+    GameTypeStats s = StatsOf(p, "classic");
+    EXPECT_EQ(s.played, 1) << p;
+    EXPECT_EQ(s.won, won ? 1 : 0) << p;
+    EXPECT_EQ(s.lost, won ? 0 : 1) << p;
+    EXPECT_EQ(s.courts, seen.courts[0]) << p;
+    EXPECT_EQ(ResultsOf(p).size(), 1u) << p;
+  }
+  absl::StatusOr<std::vector<RoundRow>> rounds =
+      records_->Rounds("rt-fo", 0, 0, absl::Now() + kRpc);
+  ASSERT_TRUE(rounds.ok());
+  EXPECT_EQ(rounds->size(), 1u);
+  (void)other;
 }
 
 }  // namespace
