@@ -240,6 +240,11 @@ void FakeRecordsPort::RecordRound(const lobby::v1::RecordRoundRequest& request, 
                                   std::function<void(absl::Status)> done) {
   Record(rounds_, request, deadline, std::move(done));
 }
+void FakeRecordsPort::RecordTableClosed(const lobby::v1::RecordTableClosedRequest& request,
+                                        absl::Time deadline,
+                                        std::function<void(absl::Status)> done) {
+  Record(closes_, request, deadline, std::move(done));
+}
 void FakeRecordsPort::FileReport(const moderation::v1::FileReportRequest& request,
                                  absl::Time deadline, std::function<void(absl::Status)> done) {
   Record(reports_, request, deadline, std::move(done));
@@ -260,6 +265,10 @@ std::map<std::string, lobby::v1::RecordRoundRequest> FakeRecordsPort::rounds() c
 std::map<std::string, moderation::v1::FileReportRequest> FakeRecordsPort::reports() const {
   std::lock_guard<std::mutex> lock(mu_);
   return reports_;
+}
+std::map<std::string, lobby::v1::RecordTableClosedRequest> FakeRecordsPort::closes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closes_;
 }
 int FakeRecordsPort::received(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -109,6 +109,8 @@ class FakeRecordsPort final : public RecordsPort {
                   std::function<void(absl::Status)> done) override;
   void RecordRound(const lobby::v1::RecordRoundRequest& request, absl::Time deadline,
                    std::function<void(absl::Status)> done) override;
+  void RecordTableClosed(const lobby::v1::RecordTableClosedRequest& request, absl::Time deadline,
+                         std::function<void(absl::Status)> done) override;
   void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
 
@@ -116,6 +118,7 @@ class FakeRecordsPort final : public RecordsPort {
   std::map<std::string, lobby::v1::RecordQuitRequest> quits() const;
   std::map<std::string, lobby::v1::RecordRoundRequest> rounds() const;
   std::map<std::string, moderation::v1::FileReportRequest> reports() const;
+  std::map<std::string, lobby::v1::RecordTableClosedRequest> closes() const;
   // How many calls with this key reached the receiver (recorded or replayed).
   int received(const std::string& key) const;
 
@@ -129,13 +132,14 @@ class FakeRecordsPort final : public RecordsPort {
 
   const Clock& clock_;
   mutable std::mutex mu_;
-  std::map<std::string, lobby::v1::RecordGameRequest> games_;         // guarded by mu_
-  std::map<std::string, lobby::v1::RecordQuitRequest> quits_;         // guarded by mu_
-  std::map<std::string, lobby::v1::RecordRoundRequest> rounds_;       // guarded by mu_
-  std::map<std::string, moderation::v1::FileReportRequest> reports_;  // guarded by mu_
-  std::map<std::string, int> received_;                               // guarded by mu_
-  bool down_ = false;                                                 // guarded by mu_
-  int lose_replies_ = 0;                                              // guarded by mu_
+  std::map<std::string, lobby::v1::RecordGameRequest> games_;          // guarded by mu_
+  std::map<std::string, lobby::v1::RecordQuitRequest> quits_;          // guarded by mu_
+  std::map<std::string, lobby::v1::RecordRoundRequest> rounds_;        // guarded by mu_
+  std::map<std::string, moderation::v1::FileReportRequest> reports_;   // guarded by mu_
+  std::map<std::string, lobby::v1::RecordTableClosedRequest> closes_;  // guarded by mu_
+  std::map<std::string, int> received_;                                // guarded by mu_
+  bool down_ = false;                                                  // guarded by mu_
+  int lose_replies_ = 0;                                               // guarded by mu_
 };
 
 class FakePotLedgerPort final : public PotLedgerPort {

@@ -350,6 +350,16 @@ void GrpcRecordsPort::RecordRound(const lobby::v1::RecordRoundRequest& request, 
       });
 }
 
+void GrpcRecordsPort::RecordTableClosed(const lobby::v1::RecordTableClosedRequest& request,
+                                        absl::Time deadline,
+                                        std::function<void(absl::Status)> done) {
+  SendRecord<lobby::v1::RecordTableClosedRequest, lobby::v1::RecordReply>(
+      shared_, request, deadline, std::move(done),
+      [stub = shared_->lobby.get()](auto* context, auto* req, auto* reply, auto callback) {
+        stub->async()->RecordTableClosed(context, req, reply, std::move(callback));
+      });
+}
+
 void GrpcRecordsPort::FileReport(const moderation::v1::FileReportRequest& request,
                                  absl::Time deadline, std::function<void(absl::Status)> done) {
   SendRecord<moderation::v1::FileReportRequest, moderation::v1::FileReportReply>(

@@ -91,6 +91,8 @@ class GrpcRecordsPort final : public RecordsPort {
                   std::function<void(absl::Status)> done) override;
   void RecordRound(const lobby::v1::RecordRoundRequest& request, absl::Time deadline,
                    std::function<void(absl::Status)> done) override;
+  void RecordTableClosed(const lobby::v1::RecordTableClosedRequest& request, absl::Time deadline,
+                         std::function<void(absl::Status)> done) override;
   void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
 

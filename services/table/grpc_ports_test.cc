@@ -339,7 +339,11 @@ TEST_F(GrpcRecordsPortTest, EachRecordLandsOnceEvenWhenSentTwice) {
   moderation::v1::FileReportRequest report;
   report.set_key("t1:report:n1:ben");
   report.set_author("ann");
+  lobby::v1::RecordTableClosedRequest closed;
+  closed.set_key("t1:closed");
+  closed.set_table_id("t1");
   for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(Call([&](auto done) { port_->RecordTableClosed(closed, Deadline(), done); }).ok());
     EXPECT_TRUE(Call([&](auto done) { port_->RecordGame(game, Deadline(), done); }).ok());
     EXPECT_TRUE(Call([&](auto done) { port_->RecordQuit(quit, Deadline(), done); }).ok());
     EXPECT_TRUE(Call([&](auto done) { port_->RecordRound(round, Deadline(), done); }).ok());
@@ -352,6 +356,8 @@ TEST_F(GrpcRecordsPortTest, EachRecordLandsOnceEvenWhenSentTwice) {
   EXPECT_EQ(receivers_->reports().at("t1:report:n1:ben").author(), "ann");
   EXPECT_EQ(receivers_->received("t1:game:1"), 2);  // the second was a replay
   EXPECT_EQ(receivers_->received("t1:report:n1:ben"), 2);
+  EXPECT_EQ(receivers_->closes().at("t1:closed").table_id(), "t1");
+  EXPECT_EQ(receivers_->received("t1:closed"), 2);
   EXPECT_EQ(port_->calls_in_flight(), 0);
 }
 

@@ -119,6 +119,11 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       r->set_winning_team(g.winning_team);
       r->add_scores(g.scores[0]);
       r->add_scores(g.scores[1]);
+      r->set_game(effect.game_type);
+      for (int team = 0; team < 2; ++team) {
+        r->add_courts(g.courts[team]);
+        r->add_goon_courts(g.goon_courts[team]);
+      }
       for (const table::PlayerResult& p : g.players) {
         lobby::v1::PlayerResult* pr = r->add_players();
         pr->set_player(p.player);
@@ -135,6 +140,7 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       r->set_table_id(std::string(table_id));
       r->set_game_no(effect.game_no);
       r->set_player(effect.player);
+      r->set_game(effect.game_type);
       break;
     }
     case table::EffectType::kRecordRound: {
@@ -160,8 +166,15 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       r->set_round(round_no);
       break;
     }
-    case table::EffectType::kClose:
-      break;  // the host's own business: not sent anywhere
+    case table::EffectType::kClose: {
+      // The table's last effect: kept (durable in its saved state) until the lobby acks it,
+      // and the table is removed from the store only after that (table_host.cc).
+      out.set_key(absl::StrCat(common::ToAbsl(table_id), ":closed"));
+      lobby::v1::RecordTableClosedRequest* r = out.mutable_closed();
+      r->set_key(out.key());
+      r->set_table_id(std::string(table_id));
+      break;
+    }
   }
   return out;
 }

@@ -57,6 +57,9 @@ class RecordsPort {
                           std::function<void(absl::Status)> done) = 0;
   virtual void RecordRound(const lobby::v1::RecordRoundRequest& request, absl::Time deadline,
                            std::function<void(absl::Status)> done) = 0;
+  // The table closed: its last effect (the lobby frees its code on it).
+  virtual void RecordTableClosed(const lobby::v1::RecordTableClosedRequest& request,
+                                 absl::Time deadline, std::function<void(absl::Status)> done) = 0;
   virtual void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                           std::function<void(absl::Status)> done) = 0;
 };

@@ -43,6 +43,8 @@ std::string_view EffectKind(const pb::StoredEffect& e) {
       return "round";
     case pb::StoredEffect::kReport:
       return "report";
+    case pb::StoredEffect::kClosed:
+      return "closed";
     case pb::StoredEffect::KIND_NOT_SET:
       break;
   }
@@ -298,10 +300,9 @@ struct TableHost::Impl {
     }
     for (table::Effect& f : h.table->TakeEffects()) {
       h.dirty = true;
-      if (f.type == table::EffectType::kClose) {
-        h.closed = true;
-        continue;
-      }
+      // The close is an effect like the others (RecordTableClosed): saved with the state,
+      // re-sent after a failover, and the table is removed only once it is acked.
+      if (f.type == table::EffectType::kClose) h.closed = true;
       h.pending.push_back(Pending{.effect = EffectToStored(f, h.id, h.table->round_no())});
     }
   }
@@ -505,6 +506,9 @@ struct TableHost::Impl {
         break;
       case pb::StoredEffect::kReport:
         records.FileReport(e.report(), Deadline(), reply);
+        break;
+      case pb::StoredEffect::kClosed:
+        records.RecordTableClosed(e.closed(), Deadline(), reply);
         break;
       case pb::StoredEffect::KIND_NOT_SET:
         Post(w, [this, &w, table_id, key] { OnRecordReply(w, table_id, key, absl::OkStatus()); });

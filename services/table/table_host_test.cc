@@ -535,6 +535,34 @@ TEST_F(FullGame, TheTableIsRemovedWhenEveryoneHasLeft) {
   a->host->Poll();
   EXPECT_TRUE(a->host->ListTables().empty());
   EXPECT_EQ(store.GetOwner("t1").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_EQ(records.closes().count("t1:closed"), 1u);
+  EXPECT_EQ(records.closes().at("t1:closed").table_id(), "t1");
+}
+
+// The close is a durable effect (RecordTableClosed): while the lobby is down the closed table
+// stays in the store with its close pending; the instance that takes it over sends it; only
+// the lobby's ack removes the table.
+TEST_F(FullGame, AClosedTableStaysUntilTheLobbyAcksItsCloseEvenAcrossATakeover) {
+  Instance b("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b.host->Start().ok());
+  a->host->WatchOnce();
+  b.host->WatchOnce();
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client host = OpenOn(*a->host, "host");
+  records.SetDown(true);
+  EXPECT_EQ(Do(*a->host, host, Cmd(1, "leave")), 0);
+  Run(*a->host, 2'000, 100);
+  EXPECT_TRUE(store.GetOwner("t1").ok());  // kept: its close is not acknowledged
+  EXPECT_TRUE(records.closes().empty());
+  // inst-a dies (no heartbeat, no polls); inst-b takes the table over.
+  clock.Advance(absl::Seconds(4));
+  b.host->WatchOnce();
+  ASSERT_EQ(store.GetOwner("t1")->instance, "inst-b");
+  records.SetDown(false);
+  Run(*b.host, 60'000, 1'000);
+  ASSERT_EQ(records.closes().count("t1:closed"), 1u);
+  EXPECT_TRUE(b.host->ListTables().empty());
+  EXPECT_EQ(store.GetOwner("t1").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(PickOwner, IsStableAndSpreadsTables) {

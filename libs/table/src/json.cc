@@ -41,10 +41,14 @@ std::string EffectToJson(const Effect& f, int64_t at_ms) {
       j["winning_team"] = f.game.winning_team;
       j["scores"] = f.game.scores;
       j["players"] = players;
+      j["game"] = f.game_type;
+      j["courts"] = f.game.courts;
+      j["goon_courts"] = f.game.goon_courts;
       break;
     }
     case EffectType::kRecordQuit:
       j["player"] = f.player;
+      j["game"] = f.game_type;
       break;
     case EffectType::kReport:
       j["reporter"] = f.player;
@@ -61,6 +65,14 @@ std::string EffectToJson(const Effect& f, int64_t at_ms) {
       break;
   }
   return j.dump();
+}
+
+std::string GameTypeOf(std::string_view game_options) {
+  nlohmann::json j = nlohmann::json::parse(game_options, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("game") && j["game"].is_string()) {
+    return j["game"].get<std::string>();
+  }
+  return "classic";
 }
 
 absl::StatusOr<Command> CommandFromJson(std::string_view text) {

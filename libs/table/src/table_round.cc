@@ -223,6 +223,10 @@ void Table::EndRound(int64_t now) {
            .value = outcome_.points});
   PublishSeed(seed_only_to, absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]));
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
+    ++game_courts_[outcome_.winning_team];
+    if (outcome_.kind == "goon_court") ++game_goon_courts_[outcome_.winning_team];
+  }
+  if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     // A Court pays double: each losing seat stakes again first (§4.6).
     phase_ = Phase::kCourtStake;
     Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_, ":court_stake"),
@@ -325,7 +329,10 @@ void Table::FinishGame(bool ended_early, int64_t now) {
                  .counts_for_stats = !ended_early && GameCounts(),
                  .ended_early = ended_early,
                  .winning_team = ended_early ? -1 : (sc[0] > sc[1] ? 0 : 1),
-                 .scores = sc};
+                 .scores = sc,
+                 .players = {},
+                 .courts = game_courts_,
+                 .goon_courts = game_goon_courts_};
   for (int s = 0; s < 4; ++s) {
     if (seats_[s].kind != SeatKind::kPerson) continue;
     rec.players.push_back({seats_[s].player, s, s % 2 == rec.winning_team});
@@ -333,7 +340,11 @@ void Table::FinishGame(bool ended_early, int64_t now) {
   EmitAll({.type = "game_over",
            .seat = rec.winning_team,
            .detail = absl::StrCat(ended_early ? "ended_early " : "", sc[0], "-", sc[1])});
-  effects_.push_back({.type = EffectType::kRecordGame, .game = std::move(rec)});
+  Effect e;  // not a designated initializer: GCC 12 -O3 warns (maybe-uninitialized)
+  e.type = EffectType::kRecordGame;
+  e.game = std::move(rec);
+  e.game_type = GameTypeOf(options_.game_options);
+  effects_.push_back(std::move(e));
   game_active_ = false;
   game_under_way_ = false;
   engine_.reset();

@@ -249,6 +249,7 @@ void Table::FreeSeat(int s, std::string_view reason, bool quit) {
     e.type = EffectType::kRecordQuit;
     e.player = player;
     e.game_no = game_no_;
+    e.game_type = GameTypeOf(options_.game_options);
     effects_.push_back(std::move(e));
   }
   if (vote_.active) {
@@ -325,6 +326,8 @@ void Table::StartGame(int64_t now) {
   game_under_way_ = false;
   next_game_at_ = 0;
   ++game_no_;
+  game_courts_ = {0, 0};
+  game_goon_courts_ = {0, 0};
   game_people_ = PeopleSeated();
   for (SeatState& st : seats_) st.end_early = false;
   EmitAll({.type = "game_started", .value = static_cast<int64_t>(game_no_)});

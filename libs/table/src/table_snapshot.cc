@@ -33,6 +33,10 @@ absl::Status Validate(const pb::TableState& s) {
     return bad("options");
   }
   if (s.phase() < 0 || s.phase() > static_cast<int>(Phase::kClosed)) return bad("phase");
+  if ((s.game_courts_size() != 0 && s.game_courts_size() != 2) ||
+      (s.game_goon_courts_size() != 0 && s.game_goon_courts_size() != 2)) {
+    return bad("game courts");
+  }
   const auto phase = static_cast<Phase>(s.phase());
   for (const pb::SeatState& p : s.seats()) {
     if (p.kind() < 0 || p.kind() > static_cast<int>(SeatKind::kBot)) return bad("seat kind");
@@ -134,6 +138,10 @@ std::string Table::Snapshot() const {
   s.set_game_under_way(game_under_way_);
   s.set_voice_round(voice_round_);
   s.set_seed_only_player(seed_only_player_);
+  for (int team = 0; team < 2; ++team) {
+    s.add_game_courts(game_courts_[team]);
+    s.add_game_goon_courts(game_goon_courts_[team]);
+  }
   pb::Vote* v = s.mutable_vote();
   v->set_active(vote_.active);
   v->set_swap(vote_.swap);
@@ -217,6 +225,13 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   t->game_under_way_ = s.game_under_way();
   t->voice_round_ = s.voice_round();
   t->seed_only_player_ = s.seed_only_player();
+  // Two per team, or none (a snapshot from before the counts: read as zeros; Validate).
+  for (int team = 0; team < s.game_courts_size(); ++team) {
+    t->game_courts_[team] = s.game_courts(team);
+  }
+  for (int team = 0; team < s.game_goon_courts_size(); ++team) {
+    t->game_goon_courts_[team] = s.game_goon_courts(team);
+  }
   t->vote_ = Vote{.active = s.vote().active(),
                   .swap = s.vote().swap(),
                   .seat = s.vote().seat(),

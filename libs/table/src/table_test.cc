@@ -99,6 +99,7 @@ TEST_F(Scenario, LeavingDuringTheCountInCostsNoCoinsButIsAQuit) {
   EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
   EXPECT_EQ(h.table().phase(), Phase::kWaiting);
   EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(h.EffectsOfType(EffectType::kRecordQuit)[0].game_type, "classic");
   h.Run(60'000);
   EXPECT_EQ(Transfers(h, TransferStep::kStake).size(), 1u);  // round 2 never staked
 }
@@ -564,6 +565,48 @@ TEST_F(Scenario, SendViewGivesTheSeatItsViewAndChangesNothing) {
   EXPECT_FALSE(h.EventsOfType("hand").empty());
   EXPECT_FALSE(h.EventsOfType("table_phase").empty());
   EXPECT_EQ(h.table().SendView("stranger").code(), absl::StatusCode::kPermissionDenied);
+}
+
+// Courts per team for the game record (docs/lobby.md): every Court kind won counts for the
+// winning team, goon_court also as a Goon Court; kept across a snapshot; a new game starts
+// at zero.
+TEST_F(Scenario, TheGameRecordCountsEachTeamsCourts) {
+  engines.script = {
+      {0, "court", 2}, {1, "goon_court", 3}, {1, "normal", 1}, {0, "six_point", 6}, {1, "kot", 3}};
+  engines.target = 8;
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  for (int round = 2; round <= 4; ++round) {
+    if (round == 3) h.SnapshotRestore();
+    h.Run(kCountInMs);
+    ASSERT_EQ(h.table().phase(), Phase::kPlaying) << round;
+    h.PlayPeople();
+  }
+  std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(games[0].game.scores, (std::array<int, 2>{8, 4}));
+  EXPECT_EQ(games[0].game.courts, (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(games[0].game.goon_courts, (std::array<int, 2>{0, 1}));
+  EXPECT_EQ(games[0].game_type, "classic");
+
+  h.Run(kAutoStartMs);
+  h.Run(kCountInMs);
+  ASSERT_EQ(h.table().phase(), Phase::kPlaying);
+  h.PlayPeople();  // kot for team 1
+  for (std::string p : {"host", "a", "b", "c"}) {
+    ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  }
+  games = h.EffectsOfType(EffectType::kRecordGame);
+  ASSERT_EQ(games.size(), 2u);
+  EXPECT_TRUE(games[1].game.ended_early);
+  EXPECT_EQ(games[1].game.courts, (std::array<int, 2>{0, 1}));
+  EXPECT_EQ(games[1].game.goon_courts, (std::array<int, 2>{0, 0}));
+}
+
+TEST(GameTypeOf, ReadsTheGameOption) {
+  EXPECT_EQ(GameTypeOf(R"({"game":"hidden","target":10})"), "hidden");
+  EXPECT_EQ(GameTypeOf(R"({"target":10})"), "classic");
+  EXPECT_EQ(GameTypeOf(""), "classic");
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
                            lobby::v1::RecordReply* reply) override {
     return Record("record_round", rounds_, *request, reply);
   }
+  grpc::Status RecordTableClosed(grpc::ServerContext*,
+                                 const lobby::v1::RecordTableClosedRequest* request,
+                                 lobby::v1::RecordReply* reply) override {
+    return Record("record_table_closed", closes_, *request, reply);
+  }
   grpc::Status FileReport(grpc::ServerContext*, const moderation::v1::FileReportRequest* request,
                           moderation::v1::FileReportReply* reply) override {
     return Record("file_report", reports_, *request, reply);
@@ -40,16 +45,17 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
 
   mutable std::mutex mu_;
   std::condition_variable unheld_;
-  std::map<std::string, lobby::v1::RecordGameRequest> games_;         // guarded by mu_
-  std::map<std::string, lobby::v1::RecordQuitRequest> quits_;         // guarded by mu_
-  std::map<std::string, lobby::v1::RecordRoundRequest> rounds_;       // guarded by mu_
-  std::map<std::string, moderation::v1::FileReportRequest> reports_;  // guarded by mu_
-  std::map<std::string, int> received_;                               // guarded by mu_
-  int refused_ = 0;                                                   // guarded by mu_
-  bool refusing_ = false;                                             // guarded by mu_
-  int refuse_next_ = 0;                                               // guarded by mu_
-  bool holding_ = false;                                              // guarded by mu_
-  int held_ = 0;                                                      // guarded by mu_
+  std::map<std::string, lobby::v1::RecordGameRequest> games_;          // guarded by mu_
+  std::map<std::string, lobby::v1::RecordQuitRequest> quits_;          // guarded by mu_
+  std::map<std::string, lobby::v1::RecordRoundRequest> rounds_;        // guarded by mu_
+  std::map<std::string, moderation::v1::FileReportRequest> reports_;   // guarded by mu_
+  std::map<std::string, lobby::v1::RecordTableClosedRequest> closes_;  // guarded by mu_
+  std::map<std::string, int> received_;                                // guarded by mu_
+  int refused_ = 0;                                                    // guarded by mu_
+  bool refusing_ = false;                                              // guarded by mu_
+  int refuse_next_ = 0;                                                // guarded by mu_
+  bool holding_ = false;                                               // guarded by mu_
+  int held_ = 0;                                                       // guarded by mu_
 
  private:
   template <typename Request, typename Reply>
@@ -120,6 +126,10 @@ std::map<std::string, lobby::v1::RecordRoundRequest> FakeReceivers::rounds() con
 }
 std::map<std::string, moderation::v1::FileReportRequest> FakeReceivers::reports() const {
   return impl_->Copy(impl_->reports_);
+}
+
+std::map<std::string, lobby::v1::RecordTableClosedRequest> FakeReceivers::closes() const {
+  return impl_->Copy(impl_->closes_);
 }
 
 int FakeReceivers::received(const std::string& key) const {

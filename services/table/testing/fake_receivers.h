@@ -48,6 +48,7 @@ class FakeReceivers {
   std::map<std::string, lobby::v1::RecordQuitRequest> quits() const;
   std::map<std::string, lobby::v1::RecordRoundRequest> rounds() const;
   std::map<std::string, moderation::v1::FileReportRequest> reports() const;
+  std::map<std::string, lobby::v1::RecordTableClosedRequest> closes() const;
   int received(const std::string& key) const;  // calls with this key answered OK
   int refused() const;                         // calls answered UNAVAILABLE
 

@@ -149,7 +149,14 @@ struct GameRecord {
   int winning_team = -1;  // -1 when ended early
   std::array<int, 2> scores{0, 0};
   std::vector<PlayerResult> players;  // people only
+  // Per team (index = team): the game's rounds the team won with a Court of any kind
+  // (IsCourtKind), and of those the ones of kind "goon_court" (docs/lobby.md).
+  std::array<int, 2> courts{0, 0};
+  std::array<int, 2> goon_courts{0, 0};
 };
+// The game type named by the table's game options ({"game":"hidden",...}); "classic" when
+// they name none (FakeEngine's only game; the rules engine requires "game").
+std::string GameTypeOf(std::string_view game_options);
 
 enum class EffectType : uint8_t {
   kTransfer = 0,
@@ -172,6 +179,7 @@ struct Effect {
   GameRecord game;              // kRecordGame
   std::string player;           // kRecordQuit: who quit; kReport: the reporter
   uint64_t game_no = 0;         // kRecordQuit: the game walked out of
+  std::string game_type;        // kRecordGame, kRecordQuit: GameTypeOf(the game options)
   std::string note_id, author;  // kReport
   RoundRecord round;            // kRecordRound
 };
@@ -371,6 +379,8 @@ class Table {
   Transfer awaited_;  // the awaited transfer (re-emitted with a new attempt when refused)
   RoundOutcome outcome_;
   bool outcome_game_over_ = false;
+  std::array<int, 2> game_courts_{0, 0};       // the running game's Courts per team
+  std::array<int, 2> game_goon_courts_{0, 0};  // of which Goon Courts
   uint32_t away_at_round_end_ = 0;  // bit s: seat s's person was away when the round ended
   Vote vote_;
   int recording_seat_ = -1;
