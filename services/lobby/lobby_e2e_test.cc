@@ -91,13 +91,13 @@ class LobbyE2eTest : public ::testing::Test {
     moderation_ = *std::move(receivers);
 
     wallet_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
-    wallet_pid_ = common::Spawn(
-        {common::BinDir() + "/courtpiece-wallet"},
-        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
-         "COURTPIECE_WALLET_METRICS_ADDR=off",
-         absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
-         "COURTPIECE_WALLET_HOUSE_SHARDS=2", "COURTPIECE_WALLET_PG_POOL_SIZE=4",
-         "COURTPIECE_LOG_LEVEL=warn"});
+    wallet_pid_ =
+        common::Spawn({common::BinDir() + "/courtpiece-wallet"},
+                      {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
+                       "COURTPIECE_WALLET_METRICS_ADDR=off",
+                       absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+                       "COURTPIECE_WALLET_HOUSE_SHARDS=2", "COURTPIECE_WALLET_PG_POOL_SIZE=4",
+                       "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(wallet_pid_, 0);
     ASSERT_TRUE(WaitHealthy(wallet_addr_));
     lobby_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
@@ -137,10 +137,9 @@ class LobbyE2eTest : public ::testing::Test {
          absl::StrCat("COURTPIECE_TABLE_INSTANCE_ID=lobby-e2e-", getpid(), "-", i),
          "COURTPIECE_TABLE_METRICS_ADDR=off", "COURTPIECE_TABLE_WALLET_ADDR=" + wallet_addr_,
          "COURTPIECE_TABLE_LOBBY_ADDR=" + lobby_addr_,
-         "COURTPIECE_TABLE_MODERATION_ADDR=" + moderation_->address(),
-         "COURTPIECE_TABLE_WORKERS=2", "COURTPIECE_TABLE_RPC_TIMEOUT=1s",
-         "COURTPIECE_TABLE_COMMANDS_PER_SECOND=200", "COURTPIECE_TABLE_COMMANDS_BURST=200",
-         "COURTPIECE_LOG_LEVEL=warn"});
+         "COURTPIECE_TABLE_MODERATION_ADDR=" + moderation_->address(), "COURTPIECE_TABLE_WORKERS=2",
+         "COURTPIECE_TABLE_RPC_TIMEOUT=1s", "COURTPIECE_TABLE_COMMANDS_PER_SECOND=200",
+         "COURTPIECE_TABLE_COMMANDS_BURST=200", "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(pid, 0);
     ASSERT_TRUE(WaitHealthy(addr)) << addr;
     table_pids_.push_back(pid);
@@ -216,9 +215,9 @@ class LobbyE2eTest : public ::testing::Test {
 
   int Admin(const std::vector<std::string>& args, std::string* out = nullptr) {
     const std::string path = absl::StrCat(::testing::TempDir(), "/lobby_e2e_admin_", getpid());
-    std::string command = absl::StrCat("COURTPIECE_PG_URL='", db_->url(),
-                                       "' COURTPIECE_LOBBY_SIGNING_KEY='", key_.SeedText(), "' ",
-                                       common::BinDir(), "/courtpiece-admin");
+    std::string command =
+        absl::StrCat("COURTPIECE_PG_URL='", db_->url(), "' COURTPIECE_LOBBY_SIGNING_KEY='",
+                     key_.SeedText(), "' ", common::BinDir(), "/courtpiece-admin");
     for (const std::string& a : args) absl::StrAppend(&command, " '", a, "'");
     absl::StrAppend(&command, " >", path, " 2>&1");
     const int rc = std::system(command.c_str());
@@ -275,8 +274,7 @@ TEST_F(LobbyE2eTest, ACodeGameSurvivesALobbyKillAndIsRecordedExactlyOnce) {
   const std::string unknown = table.code() == "000000" ? "000001" : "000000";
   EXPECT_EQ(Resolve(bob_, unknown, &none).error_code(), grpc::StatusCode::NOT_FOUND);
   Player nobody;
-  EXPECT_EQ(Resolve(nobody, table.code(), &none).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Resolve(nobody, table.code(), &none).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 
   ASSERT_NO_FATAL_FAILURE(Sit(ann_, table, 0));
   ASSERT_NO_FATAL_FAILURE(Sit(bob_, table, 2));
@@ -321,8 +319,7 @@ TEST_F(LobbyE2eTest, ACodeGameSurvivesALobbyKillAndIsRecordedExactlyOnce) {
     EXPECT_EQ(st.total().lost(), won ? 0 : 1);
     EXPECT_EQ(st.total().quits(), 0);
     v1::RecentResultsResponse results;
-    ASSERT_TRUE(
-        stats_->RecentResults(As(*p).get(), v1::RecentResultsRequest(), &results).ok());
+    ASSERT_TRUE(stats_->RecentResults(As(*p).get(), v1::RecentResultsRequest(), &results).ok());
     ASSERT_EQ(results.results_size(), 1);
     EXPECT_EQ(results.results(0).table_id(), table.table_id());
     EXPECT_EQ(results.results(0).winning_team(), winning_team);

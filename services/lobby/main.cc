@@ -1,6 +1,8 @@
 // courtpiece-lobby: wiring only. Reads the environment, opens the Postgres pool, loads the
-// token keys, connects the wallet, builds store -> domain -> gRPC services, serves until
-// SIGTERM/SIGINT, then drains. Applies no migrations: `courtpiece-migrate --schema lobby
+// token keys, connects the wallet and Redis, builds store -> domain -> gRPC services
+// (Accounts, Directory, Stats and LobbyAdmin for clients through the gateway; LobbyRecords
+// for table instances on the internal network), serves until SIGTERM/SIGINT, then drains. Applies
+// no migrations: `courtpiece-migrate --schema lobby
 // --dir services/lobby/migrations` does (deploy/local/up.sh, the tests).
 //
 //   COURTPIECE_PG_URL                     Postgres URL (required); schema `lobby` migrated
@@ -61,13 +63,18 @@
 #include "courtpiece/table/rules_engine.h"
 #include "services/lobby/accounts.h"
 #include "services/lobby/accounts_server.h"
+#include "services/lobby/admin_server.h"
 #include "services/lobby/directory.h"
 #include "services/lobby/directory_server.h"
 #include "services/lobby/grpc_table_port.h"
 #include "services/lobby/grpc_wallet_port.h"
 #include "services/lobby/pg_directory_store.h"
 #include "services/lobby/pg_player_store.h"
+#include "services/lobby/pg_records_store.h"
+#include "services/lobby/records.h"
+#include "services/lobby/records_server.h"
 #include "services/lobby/redis_directory.h"
+#include "services/lobby/stats_server.h"
 #include "services/lobby/token_caller_auth.h"
 
 namespace courtpiece::lobby {
@@ -263,17 +270,35 @@ int Run() {
                       tables, engines, code_source, &quick_join_lock);
   DirectoryService directory_service(directory, caller_auth);
 
-  std::vector<grpc::Service*> services = {&accounts_service, &directory_service};
-  // --- INTEGRATION POINT: the other lobby services -----------------------------------------
-  // The integrator builds and appends, after merging their branches (all share `pool`,
-  // `caller_auth`, `clock`, `metrics`, `log`, config->rpc_deadline_max, and Redis at
-  // config->redis_address):
-  //   Directory    (tables, codes, open tables, quick join, my tables; Redis + Postgres)
-  //   Stats        (per game type stats, recent results)
-  //   LobbyRecords (records.proto: RecordGame / RecordQuit / RecordRound from the tables)
-  //   LobbyAdmin   (admin reads; caller_auth.RequireAdmin)
-  // e.g.  services.push_back(&directory_service);
-  // ------------------------------------------------------------------------------------------
+  // --- records (from the tables), stats, admin reads -----------------------------------------
+  // A table's close frees its code (after the cool-off); a failure here leaves the code held
+  // until ResolveCode finds the table gone, so it is logged, not retried.
+  PgRecordsStore records_store(pool);
+  Records records(records_store, clock, RecordsOptions{}, [&](std::string_view table_id) {
+    absl::Status s = directory.MarkClosed(table_id);
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+      log.Warn("closing a table in the directory failed",
+               {{"table_id", std::string(table_id)}, {"status", s}});
+    }
+  });
+  LobbyRecordsService records_service(
+      records, clock, {.rpc_deadline_max = config->rpc_deadline_max}, **metrics, log);
+  StatsService stats_service(records, caller_auth, clock,
+                             {.rpc_deadline_max = config->rpc_deadline_max}, log);
+  LobbyAdminService admin_service(
+      records, caller_auth,
+      [&](std::string_view player_id) -> absl::StatusOr<v1::Profile> {
+        absl::StatusOr<Profile> p =
+            accounts.GetProfile(std::string(player_id), absl::Now() + config->rpc_deadline_max);
+        if (!p.ok()) return p.status();
+        v1::Profile out;
+        ToProto(*p, &out);
+        return out;
+      },
+      clock, {.rpc_deadline_max = config->rpc_deadline_max}, log);
+
+  std::vector<grpc::Service*> services = {&accounts_service, &directory_service, &records_service,
+                                          &stats_service, &admin_service};
 
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address}, services, **metrics);
