@@ -13,9 +13,9 @@ SERVICES=(
   "gateway 50051 9103"
 )
 
-# Until the lobby and moderation services exist, the table sends its records (games,
-# quits, rounds, reports) to courtpiece-fake-receivers on this port, which acknowledges
-# them and logs each as a JSON line (.local/dev/log/records-standin.log).
+# Until the moderation service exists, the table sends its abuse reports (and, were the lobby
+# not built, its records) to courtpiece-fake-receivers on this port, which acknowledges them
+# and logs each as a JSON line (.local/dev/log/records-standin.log).
 RECORDS_STANDIN_PORT=50056
 
 # Fills ENV_VARS for one service.

@@ -24,14 +24,14 @@ fi
 
 mkdir -p "$STATE_DIR/run" "$STATE_DIR/log"
 started=()
-if [ ! -x build/bin/courtpiece-lobby ] || [ ! -x build/bin/courtpiece-moderation ]; then
+if [ ! -x build/bin/courtpiece-moderation ]; then
   pidfile="$STATE_DIR/run/records-standin.pid"
   if ! { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then
     nohup build/bin/courtpiece-fake-receivers --listen="127.0.0.1:$RECORDS_STANDIN_PORT" \
       >>"$STATE_DIR/log/records-standin.log" 2>&1 &
     echo $! >"$pidfile"
   fi
-  started+=("records-standin 127.0.0.1:$RECORDS_STANDIN_PORT (stands in for the lobby's and moderation's record intake until they are built), log $STATE_DIR/log/records-standin.log")
+  started+=("records-standin 127.0.0.1:$RECORDS_STANDIN_PORT (stands in for moderation's report intake until it is built), log $STATE_DIR/log/records-standin.log")
 fi
 for entry in "${SERVICES[@]}"; do
   read -r name grpc_port metrics_port <<<"$entry"
