@@ -19,8 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -38,10 +38,6 @@ using ::testing::HasSubstr;
 constexpr int64_t kGrant = 500;
 constexpr char kServiceAppName[] = "courtpiece-wallet";
 
-
-
-
-
 void AddLeg(v1::TransferRequest& r, const std::string& account, v1::Side side, int64_t amount) {
   v1::Leg* leg = r.add_legs();
   leg->set_account_id(account);
@@ -58,12 +54,13 @@ class WalletE2eTest : public ::testing::Test {
     const int port = ::courtpiece::common::FreeLoopbackPort();
     metrics_port_ = ::courtpiece::common::FreeLoopbackPort();
     address_ = absl::StrCat("127.0.0.1:", port);
-    pid_ = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-                 {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
-                  absl::StrCat("COURTPIECE_WALLET_METRICS_ADDR=127.0.0.1:", metrics_port_),
-                  absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
-                  "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=8",
-                  "COURTPIECE_LOG_LEVEL=warn"});
+    pid_ = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + address_,
+         absl::StrCat("COURTPIECE_WALLET_METRICS_ADDR=127.0.0.1:", metrics_port_),
+         absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+         "COURTPIECE_WALLET_HOUSE_SHARDS=4", "COURTPIECE_WALLET_PG_POOL_SIZE=8",
+         "COURTPIECE_LOG_LEVEL=warn"});
     ASSERT_GT(pid_, 0);
     channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     stub_ = v1::Wallet::NewStub(channel_);
@@ -111,7 +108,8 @@ class WalletE2eTest : public ::testing::Test {
   }
 
   int RunAudit() {
-    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
+    return ::courtpiece::common::WaitExit(::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet-audit", "--pg-url", db_->url()}, {}));
   }
 
   std::unique_ptr<storage::TestDatabase> db_;
@@ -305,10 +303,11 @@ TEST_F(WalletE2eTest, RoundsUnderRetriesAndKilledBackendsMoveEachKeyOnce) {
 // A deployment still setting the retired COURTPIECE_WALLET_METRICS_PORT fails at start
 // (exit 2, bad configuration) instead of silently serving metrics elsewhere.
 TEST_F(WalletE2eTest, RetiredMetricsPortIsAConfigurationError) {
-  const pid_t pid = ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-                          {"COURTPIECE_PG_URL=" + db_->url(),
-                           absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", ::courtpiece::common::FreeLoopbackPort()),
-                           "COURTPIECE_WALLET_METRICS_PORT=9101", "COURTPIECE_LOG_LEVEL=error"});
+  const pid_t pid = ::courtpiece::common::Spawn(
+      {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+      {"COURTPIECE_PG_URL=" + db_->url(),
+       absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", ::courtpiece::common::FreeLoopbackPort()),
+       "COURTPIECE_WALLET_METRICS_PORT=9101", "COURTPIECE_LOG_LEVEL=error"});
   ASSERT_GT(pid, 0);
   EXPECT_EQ(::courtpiece::common::WaitExit(pid), 2);
 }
@@ -320,11 +319,12 @@ TEST_F(WalletE2eTest, BatchSettingsOutOfRangeAreConfigurationErrors) {
         "COURTPIECE_WALLET_BATCH_WAIT=101ms", "COURTPIECE_WALLET_BATCH_WAIT=-1ms",
         "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=0",
         "COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX=65"}) {
-    const pid_t pid =
-        ::courtpiece::common::Spawn({::courtpiece::common::BinDir() + "/courtpiece-wallet"},
-              {"COURTPIECE_PG_URL=" + db_->url(),
-               absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:", ::courtpiece::common::FreeLoopbackPort()),
-               "COURTPIECE_WALLET_METRICS_ADDR=off", bad, "COURTPIECE_LOG_LEVEL=error"});
+    const pid_t pid = ::courtpiece::common::Spawn(
+        {::courtpiece::common::BinDir() + "/courtpiece-wallet"},
+        {"COURTPIECE_PG_URL=" + db_->url(),
+         absl::StrCat("COURTPIECE_WALLET_ADDR=127.0.0.1:",
+                      ::courtpiece::common::FreeLoopbackPort()),
+         "COURTPIECE_WALLET_METRICS_ADDR=off", bad, "COURTPIECE_LOG_LEVEL=error"});
     ASSERT_GT(pid, 0);
     EXPECT_EQ(::courtpiece::common::WaitExit(pid), 2) << bad;
   }
