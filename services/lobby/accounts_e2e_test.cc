@@ -34,13 +34,7 @@ using ::testing::HasSubstr;
 constexpr int64_t kGrant = 777;
 
 bool WaitHealthy(const std::string& address) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  for (int i = 0; i < 100; ++i) {
-    absl::StatusOr<bool> serving = common::CheckHealth(*channel, "", absl::Milliseconds(200));
-    if (serving.ok() && *serving) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return false;
+  return common::WaitServing(address, absl::Seconds(15));
 }
 
 std::string ReadFile(const std::string& path) {

@@ -21,21 +21,6 @@ using storage::PgTransaction;
 
 constexpr int kRetryAttemptsMax = 3;  // writes: Aborted only; reads also Unavailable
 
-// A Postgres text[] literal, every element quoted with `"` and `\` escaped.
-std::string TextArray(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
 std::string IntArray(const std::vector<int>& items) {
   return absl::StrCat("{", absl::StrJoin(items, ","), "}");
 }
@@ -120,7 +105,7 @@ absl::StatusOr<ApplyResult> PgRecordsStore::ApplyGame(const GameRecordData& r,
                 "game_no, seat, won) SELECT u.p, $4, $5, u.s, u.w FROM "
                 "unnest($1::text[], $2::int[], $3::boolean[]) AS u(p, s, w) "
                 "ORDER BY u.s",
-                {TextArray(ids), IntArray(seats), BoolArray(won), r.table_id, r.game_no})
+                {storage::PgTextArray(ids), IntArray(seats), BoolArray(won), r.table_id, r.game_no})
             .status());
     if (!r.counts_for_stats) return absl::OkStatus();
     return tx
@@ -133,7 +118,7 @@ absl::StatusOr<ApplyResult> PgRecordsStore::ApplyGame(const GameRecordData& r,
             "won = ps.won + EXCLUDED.won, lost = ps.lost + EXCLUDED.lost, "
             "courts = ps.courts + EXCLUDED.courts, "
             "goon_courts = ps.goon_courts + EXCLUDED.goon_courts",
-            {TextArray(ids), BoolArray(won), IntArray(courts), IntArray(goons), r.game})
+            {storage::PgTextArray(ids), BoolArray(won), IntArray(courts), IntArray(goons), r.game})
         .status();
   });
 }

@@ -54,13 +54,7 @@ int RedisDb() {
 }
 
 bool WaitHealthy(const std::string& address) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  for (int i = 0; i < 150; ++i) {
-    absl::StatusOr<bool> serving = common::CheckHealth(*channel, "", absl::Milliseconds(200));
-    if (serving.ok() && *serving) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return false;
+  return common::WaitServing(address, absl::Seconds(15));
 }
 
 // Polls `done` until it holds (bounded).

@@ -66,13 +66,7 @@ constexpr absl::Duration kRpc = absl::Seconds(5);
 constexpr absl::Duration kGame = absl::Seconds(150);  // a whole game, target 10 included
 
 bool WaitHealthy(const std::string& address) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  for (int i = 0; i < 150; ++i) {
-    absl::StatusOr<bool> serving = common::CheckHealth(*channel, "", absl::Milliseconds(200));
-    if (serving.ok() && *serving) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return false;
+  return common::WaitServing(address, absl::Seconds(15));
 }
 
 template <typename T>

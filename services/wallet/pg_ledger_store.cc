@@ -21,23 +21,6 @@ using storage::PgTransaction;
 
 constexpr int kRetryAttemptsMax = 3;  // writes: Aborted only; reads also Unavailable
 
-// A Postgres array literal of text: every element double-quoted, with `"` and `\`
-// backslash-escaped (keys, fingerprints and reasons may contain both).
-std::string TextArray(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
 // Elements that need no quoting: numbers, and t/f for booleans.
 template <typename T>
 std::string PlainArray(const std::vector<T>& items) {
@@ -164,12 +147,13 @@ absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> PgLedgerStore::Appl
   // apply_transfers (0003) refuses items one by one inside it and is all or nothing as a
   // statement. Aborted means the statement was rolled back, so it is re-run; Unavailable is
   // "maybe applied" for every item and goes up to the Ledger, which retries with the keys.
-  absl::StatusOr<PgResult> result =
-      pool_.ExecAutocommit(kApplyBatchSql,
-                           {TextArray(keys), TextArray(fingerprints), TextArray(table_ids),
-                            PlainArray(rounds), TextArray(reasons), PlainArray(post_items),
-                            TextArray(accounts), PlainArray(amounts), PlainArray(creates)},
-                           kRetryAttemptsMax);
+  absl::StatusOr<PgResult> result = pool_.ExecAutocommit(
+      kApplyBatchSql,
+      {storage::PgTextArray(keys), storage::PgTextArray(fingerprints),
+       storage::PgTextArray(table_ids), PlainArray(rounds), storage::PgTextArray(reasons),
+       PlainArray(post_items), storage::PgTextArray(accounts), PlainArray(amounts),
+       PlainArray(creates)},
+      kRetryAttemptsMax);
   if (!result.ok()) return Unexpected(result.status());
   return ParseBatch(*result, transfers);
 }

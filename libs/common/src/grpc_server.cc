@@ -15,12 +15,14 @@
 #include "courtpiece/common/shutdown_signal.h"
 #include "google/protobuf/descriptor.h"
 #include "grpc/byte_buffer.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/impl/rpc_service_method.h"
 #include "grpcpp/impl/service_type.h"
 #include "grpcpp/resource_quota.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -377,6 +379,17 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
   const std::optional<int> serving_status = DecodeHealthStatus(reply_bytes);
   if (!serving_status.has_value()) return absl::InternalError("malformed health reply");
   return *serving_status == 1;  // SERVING
+}
+
+bool WaitServing(const std::string& address, absl::Duration timeout) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  const absl::Time until = absl::Now() + timeout;
+  while (true) {
+    absl::StatusOr<bool> serving = CheckHealth(*channel, "", absl::Milliseconds(200));
+    if (serving.ok() && *serving) return true;
+    if (absl::Now() >= until) return false;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
 }
 
 }  // namespace courtpiece::common

@@ -87,4 +87,19 @@ absl::StatusOr<size_t> PgResult::Column(absl::string_view name) const {
   return absl::NotFoundError(absl::StrCat("no column '", name, "'"));
 }
 
+std::string PgTextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
 }  // namespace courtpiece::storage

@@ -18,6 +18,12 @@ TEST(PgParam, TextFormsOfValues) {
   EXPECT_TRUE(PgParam(std::optional<std::string>()).is_null());
 }
 
+TEST(PgTextArray, QuotesEveryElementAndEscapesQuotesAndBackslashes) {
+  EXPECT_EQ(PgTextArray({}), "{}");
+  EXPECT_EQ(PgTextArray({"a", ""}), R"({"a",""})");
+  EXPECT_EQ(PgTextArray({R"(say "hi")", R"(c:\x)", "a,b"}), R"({"say \"hi\"","c:\\x","a,b"})");
+}
+
 TEST(PgParam, BytesUseHexInputForm) {
   EXPECT_EQ(PgParam::Bytes(std::string("\x00\xff\x10", 3)).text(), "\\x00ff10");
   EXPECT_EQ(PgParam::Bytes("").text(), "\\x");

@@ -108,6 +108,10 @@ int ServeUntilShutdownSignal(GrpcServer& server, absl::Duration drain);
 absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view service,
                                  absl::Duration timeout);
 
+// Polls the whole server at `address` (CheckHealth every 100 ms) until it reports SERVING or
+// `timeout` has passed; whether it did. For tests and tools that start a server process.
+bool WaitServing(const std::string& address, absl::Duration timeout);
+
 }  // namespace courtpiece::common
 
 #endif  // COURTPIECE_COMMON_GRPC_SERVER_H_

@@ -238,6 +238,10 @@ class PgPool {
   int64_t connections_discarded_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// A PostgreSQL array literal of text for a `$n::text[]` parameter: every element
+// double-quoted, `"` and `\` backslash-escaped (keys, names and reasons may hold both).
+std::string PgTextArray(const std::vector<std::string>& items);
+
 }  // namespace courtpiece::storage
 
 #endif  // COURTPIECE_STORAGE_PG_POOL_H_
