@@ -9,10 +9,11 @@
 # migrated, Redis database --redis-db flushed first, a new signing key), then runs
 # courtpiece-lobby-bench once per mode and `pgbench -S -c 8 -j 2 -T SECONDS` (scale 8, a
 # scratch database `pgb`). One line per figure, with the CPU seconds each process spent
-# during that run (from /proc/<pid>/stat; `pg` is the whole Postgres server, when its
-# postmaster.pid is readable; `bench` is the load generator). The Postgres must be loopback
-# and should run with fsync on for figures worth quoting. The machine's load (`uptime`) is
-# printed before and after: other work on the machine moves the figures.
+# during that run (from /proc/<pid>/stat): `pg` is the whole Postgres server (when its
+# postmaster.pid is readable), `redis` the Redis server, `bench` the load generator;
+# Prepare() is inside the window (resolve's tables are created there). The Postgres must be
+# loopback and should run with fsync on for figures worth quoting. The machine's load
+# (`uptime`) is printed before and after: other work on the machine moves the figures.
 # The tables' moderation address points at a closed port (nothing here files a report) and
 # their orphaned-pot sweep is off (no pots: nobody plays).
 set -euo pipefail
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --redis-db) redis_db=$2; shift 2 ;;
     --resolve-tables) resolve_tables=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -61,11 +62,12 @@ pg_ticks() {
   for c in $(pgrep -P "$pg_master"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0))); done
   echo "$t"
 }
+redis_pid=$(redis-cli -h "${redis%:*}" -p "${redis##*:}" INFO server | tr -d '\r' | sed -n 's/^process_id://p')
 declare -A name_of=()
 snapshot() {  # prints "name=ticks ..." for every service process and Postgres
   local out=""
   for p in "${pids[@]}"; do out+="${name_of[$p]}=$(ticks "$p") "; done
-  echo "${out}pg=$(pg_ticks)"
+  echo "${out}pg=$(pg_ticks) redis=$(ticks "$redis_pid")"
 }
 cpu_delta() {  # before after bench_seconds -> "cpu_s lobby=.. wallet=.. ..."
   local -A b=(); local kv out="cpu_s"
