@@ -29,8 +29,9 @@ struct ClientResult {
 const std::map<std::string, ModeFactory>& Modes() {
   static const auto* modes = new std::map<std::string, ModeFactory>{
       {"login", MakeLoginMode},
-      // {"resolve", MakeResolveMode}, {"create", MakeCreateMode}, {"record", MakeRecordMode}:
-      // the integrator adds these with the Directory and LobbyRecords services.
+      {"resolve", MakeResolveMode},
+      {"create", MakeCreateMode},
+      {"record", MakeRecordMode},
   };
   return *modes;
 }

@@ -2,12 +2,12 @@
 // threads calls its mode's Call() back to back for --seconds; the tool prints calls/s, the
 // p50/p99/max latency of a call and the errors by code.
 //
-// Modes: a mode is one kind of call (login today; resolve, create and record are for the
-// integrator to add). To add one: implement BenchMode in <name>_mode.cc and register its
-// factory in Modes() (bench.cc). A mode's Prepare() runs once before the clock starts
-// (sign players in, create tables to resolve, ...); Call() must be safe from many threads
-// at once for different `client` indexes.
-// Thread-safety: see above; the runner owns the threads.
+// Modes: a mode is one kind of call: login (GuestLogin), resolve (Directory.ResolveCode),
+// create (Directory.CreateTable), record (LobbyRecords.RecordGame). To add one: implement BenchMode
+// in <name>_mode.cc and register its factory in Modes() (bench.cc). A mode's Prepare() runs once
+// before the clock starts (sign players in, create tables to resolve, ...); Call() must be safe
+// from many threads at once for different `client` indexes. Thread-safety: see above; the runner
+// owns the threads.
 #ifndef COURTPIECE_TOOLS_LOBBY_BENCH_BENCH_H_
 #define COURTPIECE_TOOLS_LOBBY_BENCH_BENCH_H_
 
@@ -33,6 +33,7 @@ struct BenchOptions {
   absl::Duration call_deadline = absl::Seconds(5);
   int channels = 4;               // gRPC connections shared round-robin by the clients
   bool login_new_devices = true;  // login: every call a new device (sign-up) or a known one
+  int resolve_tables = 1000;      // resolve: tables created in Prepare(), codes resolved at random
 };
 
 class BenchMode {
@@ -52,6 +53,12 @@ const std::map<std::string, ModeFactory>& Modes();
 
 // The modes.
 std::unique_ptr<BenchMode> MakeLoginMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
+std::unique_ptr<BenchMode> MakeResolveMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
+std::unique_ptr<BenchMode> MakeCreateMode(
+    const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
+std::unique_ptr<BenchMode> MakeRecordMode(
     const BenchOptions& options, const std::vector<std::shared_ptr<grpc::Channel>>& channels);
 
 struct BenchReport {

@@ -5,11 +5,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/ids.h"
-#include "courtpiece/lobby/v1/lobby.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
 #include "tools/lobby_bench/bench.h"
+#include "tools/lobby_bench/session.h"
 
 namespace courtpiece::lobby_bench {
 namespace {
@@ -30,34 +28,22 @@ class LoginMode final : public BenchMode {
     if (options_.login_new_devices) return absl::OkStatus();
     for (int c = 0; c < options_.clients; ++c) {
       for (int d = 0; d < kDevicesPerClient; ++d) {
-        if (absl::Status s = Login(c, KnownDevice(c, d)); !s.ok()) return s;
+        if (absl::Status s = Login(c, BenchDevice(run_, c, d, 'k')); !s.ok()) return s;
       }
     }
     return absl::OkStatus();
   }
 
   absl::Status Call(int client, int64_t iteration) override {
-    if (options_.login_new_devices) {
-      return Login(client, absl::StrCat("bench-", run_, "-", client, "-", iteration, "-",
-                                        std::string(24, 'n')));
-    }
-    return Login(client, KnownDevice(client, static_cast<int>(iteration % kDevicesPerClient)));
+    if (options_.login_new_devices) return Login(client, BenchDevice(run_, client, iteration, 'n'));
+    return Login(client, BenchDevice(run_, client, iteration % kDevicesPerClient, 'k'));
   }
 
  private:
-  std::string KnownDevice(int client, int d) const {
-    return absl::StrCat("bench-", run_, "-known-", client, "-", d, "-", std::string(24, 'k'));
-  }
-
   absl::Status Login(int client, const std::string& device) {
-    v1::GuestLoginRequest request;
-    request.set_device_secret(device);
-    request.set_display_name(absl::StrCat("Bench ", client));
-    v1::Session session;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_deadline));
-    grpc::Status s = stubs_[client % stubs_.size()]->GuestLogin(&context, request, &session);
-    return common::FromGrpcStatus(s);
+    return SignInGuest(*stubs_[client % stubs_.size()], options_, device,
+                       absl::StrCat("Bench ", client))
+        .status();
   }
 
   const BenchOptions options_;

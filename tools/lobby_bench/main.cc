@@ -1,4 +1,5 @@
-// courtpiece-lobby-bench --mode=login --clients=N --seconds=S --addr=HOST:PORT
+// courtpiece-lobby-bench --mode=login|resolve|create|record --clients=N --seconds=S
+//     --addr=HOST:PORT
 // Closed-loop load against a running lobby (bench.h); prints one summary line:
 //   mode=login clients=32 seconds=10.0 calls=12345 calls_per_s=1234.5 p50_ms=.. p99_ms=..
 // plus errors by code. Exit 0 when every call succeeded, 1 when any failed, 2 bad flags.
@@ -9,7 +10,7 @@
 #include "absl/flags/parse.h"
 #include "tools/lobby_bench/bench.h"
 
-ABSL_FLAG(std::string, mode, "login", "what to call: login (more modes: see bench.h)");
+ABSL_FLAG(std::string, mode, "login", "what to call: login, resolve, create or record (bench.h)");
 ABSL_FLAG(std::string, addr, "127.0.0.1:7001", "lobby gRPC address");
 ABSL_FLAG(int, clients, 16, "concurrent clients (threads), each calling back to back");
 ABSL_FLAG(int, seconds, 10, "run time");
@@ -17,6 +18,7 @@ ABSL_FLAG(int, channels, 4, "gRPC connections the clients share");
 ABSL_FLAG(int, deadline_ms, 5000, "deadline of each call");
 ABSL_FLAG(bool, login_new_devices, true,
           "login: a new device per call (sign-up); false: known devices (sign-in again)");
+ABSL_FLAG(int, resolve_tables, 1000, "resolve: tables created first, whose codes are resolved");
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
@@ -27,12 +29,14 @@ int main(int argc, char** argv) {
       .duration = absl::Seconds(absl::GetFlag(FLAGS_seconds)),
       .call_deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms)),
       .channels = absl::GetFlag(FLAGS_channels),
-      .login_new_devices = absl::GetFlag(FLAGS_login_new_devices)};
+      .login_new_devices = absl::GetFlag(FLAGS_login_new_devices),
+      .resolve_tables = absl::GetFlag(FLAGS_resolve_tables)};
   if (options.clients < 1 || options.clients > 4096 || absl::GetFlag(FLAGS_seconds) < 1 ||
-      options.channels < 1 || options.channels > 64 || absl::GetFlag(FLAGS_deadline_ms) < 1) {
+      options.channels < 1 || options.channels > 64 || absl::GetFlag(FLAGS_deadline_ms) < 1 ||
+      options.resolve_tables < 1 || options.resolve_tables > 100'000) {
     std::fprintf(stderr,
                  "courtpiece-lobby-bench: bad flags (clients 1..4096, seconds >= 1, "
-                 "channels 1..64, deadline_ms >= 1)\n");
+                 "channels 1..64, deadline_ms >= 1, resolve_tables 1..100000)\n");
     return 2;
   }
   absl::StatusOr<courtpiece::lobby_bench::BenchReport> report =
