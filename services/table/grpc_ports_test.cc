@@ -10,7 +10,9 @@
 #include <mutex>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -280,13 +282,7 @@ TEST_F(GrpcWalletPortTest, GetBalanceReadsThePlayerAccount) {
 
 TEST(GrpcWalletPortDownTest, NothingListeningIsUnavailable) {
   // A port that was bound and closed again: nothing listens there.
-  common::Metrics metrics("test");
-  ScriptedWallet wallet;
-  auto server = common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {&wallet}, metrics);
-  ASSERT_TRUE(server.ok());
-  const std::string address = (*server)->LoopbackAddress();
-  (*server)->Shutdown(absl::Now());
-  server->reset();
+  const std::string address = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
   GrpcWalletPort port(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   auto promise = std::make_shared<std::promise<WalletReply>>();
   std::future<WalletReply> future = promise->get_future();
