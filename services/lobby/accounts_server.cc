@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "courtpiece/common/client_errors.h"
+#include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/grpc_status.h"
 
 namespace courtpiece::lobby {
@@ -41,10 +42,7 @@ AccountsService::AccountsService(Accounts& accounts, const CallerAuth& auth, con
       log_(log) {}
 
 absl::Time AccountsService::Deadline(const grpc::ServerContext& context) const {
-  const absl::Time capped = clock_.Now() + rpc_deadline_max_;
-  const auto client = context.deadline();
-  if (client == std::chrono::system_clock::time_point::max()) return capped;
-  return std::min(capped, absl::FromChrono(client));
+  return common::ServerDeadline(context, clock_, rpc_deadline_max_);
 }
 
 grpc::Status AccountsService::Failed(std::string_view rpc, const absl::Status& status) const {

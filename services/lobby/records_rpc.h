@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "courtpiece/common/client_errors.h"
 #include "courtpiece/common/clock.h"
+#include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/common/log.h"
 
@@ -21,10 +22,7 @@ namespace courtpiece::lobby::records_rpc {
 // min(the client's deadline, now + rpc_deadline_max).
 inline absl::Time Deadline(const grpc::ServerContext& context, const Clock& clock,
                            absl::Duration rpc_deadline_max) {
-  const absl::Time capped = clock.Now() + rpc_deadline_max;
-  const auto client = context.deadline();
-  if (client == std::chrono::system_clock::time_point::max()) return capped;
-  return std::min(capped, absl::FromChrono(client));
+  return common::ServerDeadline(context, clock, rpc_deadline_max);
 }
 
 // The client's status; logs what the client does not see (infrastructure messages).

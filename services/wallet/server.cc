@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/grpc_status.h"
 
 namespace courtpiece::wallet {
@@ -78,10 +79,7 @@ grpc::Status WalletService::Failed(std::string_view rpc, const absl::Status& sta
 }
 
 absl::Time WalletService::Deadline(const grpc::ServerContext& context) const {
-  const absl::Time capped = clock_.Now() + rpc_deadline_max_;
-  const auto client = context.deadline();
-  if (client == std::chrono::system_clock::time_point::max()) return capped;
-  return std::min(capped, absl::FromChrono(client));
+  return common::ServerDeadline(context, clock_, rpc_deadline_max_);
 }
 
 void WalletService::RecordTransfer(const absl::Status& status, bool replayed, absl::Duration took) {

@@ -381,6 +381,14 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
   return *serving_status == 1;  // SERVING
 }
 
+absl::Time ServerDeadline(const grpc::ServerContext& context, const Clock& clock,
+                          absl::Duration rpc_deadline_max) {
+  const absl::Time capped = clock.Now() + rpc_deadline_max;
+  const auto client = context.deadline();
+  if (client == std::chrono::system_clock::time_point::max()) return capped;
+  return std::min(capped, absl::FromChrono(client));
+}
+
 bool WaitServing(const std::string& address, absl::Duration timeout) {
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   const absl::Time until = absl::Now() + timeout;

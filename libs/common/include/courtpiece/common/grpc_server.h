@@ -41,10 +41,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "courtpiece/common/clock.h"
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/impl/codegen/service_type.h"
 #include "grpcpp/server.h"
+#include "grpcpp/server_context.h"
 
 namespace courtpiece::common {
 
@@ -107,6 +109,11 @@ int ServeUntilShutdownSignal(GrpcServer& server, absl::Duration drain);
 // NOT_FOUND for an unknown service, UNAVAILABLE when nothing listens).
 absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view service,
                                  absl::Duration timeout);
+
+// The deadline a handler passes down: the client's, capped at now + rpc_deadline_max (no
+// client deadline: the cap alone).
+absl::Time ServerDeadline(const grpc::ServerContext& context, const Clock& clock,
+                          absl::Duration rpc_deadline_max);
 
 // Polls the whole server at `address` (CheckHealth every 100 ms) until it reports SERVING or
 // `timeout` has passed; whether it did. For tests and tools that start a server process.
