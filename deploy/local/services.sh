@@ -17,6 +17,8 @@ SERVICES=(
 # not built, its records) to courtpiece-fake-receivers on this port, which acknowledges them
 # and logs each as a JSON line (.local/dev/log/records-standin.log).
 RECORDS_STANDIN_PORT=50056
+# The gateway's HTTP port: the web client, the JSON API, /v1/play and the admin API.
+GATEWAY_HTTP_PORT=${COURTPIECE_GATEWAY_HTTP_PORT:-8080}
 
 # Fills ENV_VARS for one service.
 service_env() {
@@ -28,16 +30,30 @@ service_env() {
     "COURTPIECE_PG_URL=$DB_URL"
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )
-  if [[ $name == lobby ]]; then
-    # A development signing key, made once (courtpiece-keygen) and kept with the state.
-    local key="$STATE_DIR/lobby-signing.key"
-    if [ ! -s "$key" ]; then
-      (umask 077; "$root/build/bin/courtpiece-keygen" --kid dev |
-        sed -n 's/^COURTPIECE_LOBBY_SIGNING_KEY=//p' >"$key")
+  local key="$STATE_DIR/lobby-signing.key" pub="$STATE_DIR/lobby-verify.keys"
+  if [[ $name == lobby || $name == gateway ]]; then
+    # A development key pair, made once (courtpiece-keygen) and kept with the state: the
+    # lobby signs with the seed, the gateway verifies with the public key.
+    if [ ! -s "$key" ] || [ ! -s "$pub" ]; then
+      local pair
+      pair=$("$root/build/bin/courtpiece-keygen" --kid dev)
+      (umask 077; sed -n 's/^COURTPIECE_LOBBY_SIGNING_KEY=//p' <<<"$pair" >"$key")
+      sed -n 's/^COURTPIECE_LOBBY_VERIFY_KEYS=//p' <<<"$pair" >"$pub"
     fi
+  fi
+  if [[ $name == gateway ]]; then
+    ENV_VARS+=(
+      "COURTPIECE_GATEWAY_HTTP_ADDR=0.0.0.0:$GATEWAY_HTTP_PORT"
+      "COURTPIECE_GATEWAY_LOBBY_ADDR=127.0.0.1:50052"
+      "COURTPIECE_GATEWAY_VERIFY_KEYS_FILE=$pub"
+      "COURTPIECE_GATEWAY_WEB_ROOT=$root/web/dist"
+    )
+  fi
+  if [[ $name == lobby ]]; then
     ENV_VARS+=(
       "COURTPIECE_LOBBY_WALLET_ADDR=127.0.0.1:50053"
       "COURTPIECE_LOBBY_SIGNING_KEY_FILE=$key"
+      "COURTPIECE_LOBBY_INVITE_BASE_URL=http://localhost:$GATEWAY_HTTP_PORT"
     )
   fi
   if [[ $name == table ]]; then

@@ -5,7 +5,8 @@
 # Stop everything with deploy/local/down.sh.
 #
 # Ports (override with the environment): COURTPIECE_PG_PORT=54320, COURTPIECE_REDIS_PORT=63790,
-# services from 50051 up (see SERVICES below), metrics from 9101 up.
+# services from 50051 up (see SERVICES below), metrics from 9101 up, the gateway's
+# HTTP on COURTPIECE_GATEWAY_HTTP_PORT=8080.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -66,4 +67,16 @@ Court Piece is up.
 MSG
 for s in "${started[@]}"; do echo "  $s"; done
 [ ${#started[@]} -gt 0 ] || echo "  (no service binaries built yet)"
+if [ -x build/bin/courtpiece-gateway ]; then
+  cat <<MSG
+
+  Play in a browser:   http://localhost:$GATEWAY_HTTP_PORT/
+  Mobile (gRPC):       127.0.0.1:50051  (courtpiece.client.v1.CourtPiece, docs/client-api.md)
+  Admin API:           http://localhost:$GATEWAY_HTTP_PORT/admin/v1/<Method>  (docs/gateway.md)
+  An admin token:      sign in once as a guest, then
+    COURTPIECE_PG_URL=$DB_URL build/bin/courtpiece-admin grant <player-id> --reason "ops"
+    COURTPIECE_PG_URL=$DB_URL COURTPIECE_LOBBY_SIGNING_KEY_FILE=$STATE_DIR/lobby-signing.key \\
+      build/bin/courtpiece-admin token <player-id>
+MSG
+fi
 echo "Stop everything with: deploy/local/down.sh"
