@@ -48,6 +48,7 @@ namespace pb = ::courtpiece::table::v1;
 namespace wv1 = ::courtpiece::wallet::v1;
 using testing::AutoPlayer;
 using testing::AutoPlayerOptions;
+using testing::CoinDeltasBySeat;
 using testing::FakeReceivers;
 using testing::MakeCommand;
 using testing::MakeMove;
@@ -399,20 +400,10 @@ class TableE2eTest : public ::testing::Test {
   std::map<std::string, int64_t> ExpectedCoins(TestTable& t, int* rounds) {
     std::map<int, std::string> by_seat;
     for (auto& p : t.players) by_seat[p->seat] = p->name;
+    const std::vector<int64_t> delta = CoinDeltasBySeat(t.host()->Events(), kBet, rounds);
     std::map<std::string, int64_t> out;
     for (auto& p : t.players) out[p->name] = kGrant;
-    *rounds = 0;
-    for (const pb::TableEvent& e : t.host()->Events()) {
-      if (e.type() != "round_result") continue;
-      ++*rounds;
-      const int team = e.seat();
-      if (team < 0) continue;  // a draw refunds every stake
-      const std::string kind = e.detail().substr(0, e.detail().find(' '));
-      const bool court = kind == "court" || kind == "goon_court" || kind == "kot" ||
-                         kind == "four_point" || kind == "six_point";
-      const int64_t coins = court ? 2 * kBet : kBet;
-      for (int s = 0; s < 4; ++s) out[by_seat[s]] += s % 2 == team ? coins : -coins;
-    }
+    for (int s = 0; s < 4; ++s) out[by_seat[s]] += delta[s];
     return out;
   }
 

@@ -37,6 +37,24 @@ pb::TableCommand MakeMove(const std::string& move, const std::string& card) {
   return c;
 }
 
+std::vector<int64_t> CoinDeltasBySeat(const std::vector<pb::TableEvent>& events, int64_t bet_coins,
+                                      int* rounds) {
+  std::vector<int64_t> delta(4, 0);
+  *rounds = 0;
+  for (const pb::TableEvent& e : events) {
+    if (e.type() != "round_result") continue;
+    ++*rounds;
+    const int team = e.seat();
+    if (team < 0) continue;  // a draw refunds every stake
+    const std::string kind = e.detail().substr(0, e.detail().find(' '));
+    const bool court = kind == "court" || kind == "goon_court" || kind == "kot" ||
+                       kind == "four_point" || kind == "six_point";
+    const int64_t coins = court ? 2 * bet_coins : bet_coins;
+    for (int s = 0; s < 4; ++s) delta[s] += s % 2 == team ? coins : -coins;
+  }
+  return delta;
+}
+
 // --- PlayClient ---------------------------------------------------------------------------
 
 PlayClient::PlayClient(std::string address, std::string player)
@@ -44,6 +62,13 @@ PlayClient::PlayClient(std::string address, std::string player)
       player_(std::move(player)),
       channel_(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
       stub_(pb::TableService::NewStub(channel_)) {}
+
+std::unique_ptr<PlayClient> PlayClient::ViaGateway(std::string address, std::string access_token) {
+  auto client = std::make_unique<PlayClient>(std::move(address), "");
+  client->access_token_ = std::move(access_token);
+  client->via_gateway_ = true;
+  return client;
+}
 
 PlayClient::~PlayClient() {
   Cancel();
@@ -53,7 +78,17 @@ PlayClient::~PlayClient() {
 bool PlayClient::Start(const pb::PlayRequest& first) {
   if (stream_ != nullptr) return false;
   if (!player_.empty()) context_.AddMetadata(kPlayerIdMetadata, player_);
-  stream_ = stub_->Play(&context_);
+  if (via_gateway_) {
+    if (!access_token_.empty()) context_.AddMetadata("authorization", "Bearer " + access_token_);
+    // The client API's Play: the same messages on the wire, another method.
+    static const grpc::internal::RpcMethod kGatewayPlay("/courtpiece.client.v1.CourtPiece/Play",
+                                                        grpc::internal::RpcMethod::BIDI_STREAMING);
+    stream_.reset(
+        grpc::internal::ClientReaderWriterFactory<pb::PlayRequest, pb::PlayResponse>::Create(
+            channel_.get(), kGatewayPlay, &context_));
+  } else {
+    stream_ = stub_->Play(&context_);
+  }
   reader_ = std::thread([this] { ReadLoop(); });
   return Write(first);
 }

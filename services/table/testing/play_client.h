@@ -51,6 +51,8 @@ class PlayClient {
  public:
   // `player` empty: no "courtpiece-player-id" metadata at all.
   PlayClient(std::string address, std::string player);
+  // A client of the gateway's CourtPiece.Play, authenticated by `access_token` ("" none).
+  static std::unique_ptr<PlayClient> ViaGateway(std::string address, std::string access_token);
   ~PlayClient();  // cancels the stream if open and joins the reader
   PlayClient(const PlayClient&) = delete;
   PlayClient& operator=(const PlayClient&) = delete;
@@ -94,6 +96,8 @@ class PlayClient {
   void ReadLoop();
 
   const std::string address_, player_;
+  std::string access_token_;  // via the gateway: sent as authorization instead of player_
+  bool via_gateway_ = false;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   grpc::ClientContext context_;
@@ -168,6 +172,13 @@ class AutoPlayer {
 // Small builders for commands.
 table::v1::TableCommand MakeCommand(const std::string& type);
 table::v1::TableCommand MakeMove(const std::string& move, const std::string& card);
+
+// What the `round_result` events among `events` (one seat's stream) imply for each seat's
+// coins at a table of four people betting `bet_coins`: per round the winning team's seats
+// gain the bet and the others lose it, twice for a Court kind (court, goon_court, kot,
+// four_point, six_point); a draw (team -1) refunds. Index = seat. `rounds` gets the count.
+std::vector<int64_t> CoinDeltasBySeat(const std::vector<table::v1::TableEvent>& events,
+                                      int64_t bet_coins, int* rounds);
 
 }  // namespace courtpiece::table_service::testing
 
