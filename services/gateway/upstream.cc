@@ -1,10 +1,13 @@
 #include "services/gateway/upstream.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace courtpiece::gateway {
 
-ThreadScheduler::ThreadScheduler() : thread_([this] { Run(); }) {}
+ThreadScheduler::ThreadScheduler(int threads) {
+  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+}
 
 ThreadScheduler::~ThreadScheduler() {
   {
@@ -13,7 +16,7 @@ ThreadScheduler::~ThreadScheduler() {
     tasks_.clear();
   }
   cv_.notify_all();
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 Scheduler::TaskId ThreadScheduler::After(absl::Duration delay, std::function<void()> fn) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -83,11 +84,12 @@ class Scheduler {
   virtual void Cancel(TaskId id) = 0;
 };
 
-// The real Scheduler: one thread running tasks in deadline order (steady clock; a timer, not
-// a decision, so no injected Clock). The destructor drops pending tasks and joins.
+// The real Scheduler: `threads` threads running tasks in deadline order (steady clock; a
+// timer, not a decision, so no injected Clock). Tasks may block (the relay's owner lookups do
+// Redis I/O), so main gives it a few threads. The destructor drops pending tasks and joins.
 class ThreadScheduler final : public Scheduler {
  public:
-  ThreadScheduler();
+  explicit ThreadScheduler(int threads = 1);
   ~ThreadScheduler() override;
   ThreadScheduler(const ThreadScheduler&) = delete;
   ThreadScheduler& operator=(const ThreadScheduler&) = delete;
@@ -104,7 +106,7 @@ class ThreadScheduler final : public Scheduler {
   bool stop_ = false;   // guarded by mu_
   TaskId next_id_ = 1;  // guarded by mu_
   std::multimap<Steady::time_point, std::pair<TaskId, std::function<void()>>> tasks_;  // mu_
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace courtpiece::gateway
