@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -351,12 +352,15 @@ TEST_F(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
   }
   EXPECT_GT(last_seq, 0u);  // the seat's view came with seqs
 
+  const absl::Time killed_at = absl::Now();
   kill(a_.pid, SIGKILL);
   common::WaitExit(a_.pid);
   a_.pid = 0;
   ASSERT_TRUE(sink->WaitFor(absl::Seconds(20), [](const auto& m) {
     return m.has_notice() && m.notice().type() == "reconnected";
   })) << sink->Dump();
+  std::cout << "resumed " << absl::FormatDuration(absl::Now() - killed_at)
+            << " after the owner's kill -9 (heartbeat TTL 1s)\n";
   ASSERT_FALSE(sink->finish.has_value()) << *sink->finish;
   EXPECT_EQ(sink->Notices(), (std::vector<std::string>{"reconnecting", "reconnected"}))
       << sink->Dump();
