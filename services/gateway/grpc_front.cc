@@ -85,6 +85,10 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
       if (conn_ != nullptr && !gone_) conn_->OnClientMessage(std::move(reading_));
     }
     reading_.Clear();
+    // No new operation once the stream is finishing (the relay may have ended it just now);
+    // under the sink's lock, so Finish cannot slip in between.
+    std::lock_guard<std::mutex> lock(sink_->mu());
+    if (finish_.has_value() || finished_) return;
     StartRead(&reading_);
   }
 

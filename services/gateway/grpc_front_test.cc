@@ -16,6 +16,8 @@
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/metrics.h"
 #include "gtest/gtest.h"
+#include "services/gateway/fake_upstream.h"
+#include "services/gateway/play_session.h"
 
 namespace courtpiece::gateway {
 namespace {
@@ -322,6 +324,49 @@ TEST_F(GrpcFrontTest, AFullSendQueueEndsTheStreamSlowReader) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(s.error_message(), "slow reader");
   EXPECT_EQ(metrics_.drops.load(), 1);
+}
+
+// The front over the real PlaySession (fake upstream): the relay ends the stream from inside
+// the front's read callback, and the client sees the exact status.
+TEST(GrpcFrontWithSessionTest, FirstMessageNotOpenEndsInvalidArgument) {
+  FakeClock clock;
+  FakeScheduler scheduler(clock);
+  FakeTableDialer dialer;
+  FakeOwnerLookup owners;
+  NullGatewayMetrics metrics;
+  PlaySessionService play(PlayDeps{.dialer = dialer,
+                                   .owners = owners,
+                                   .scheduler = scheduler,
+                                   .clock = clock,
+                                   .metrics = metrics},
+                          PlaySessionOptions{});
+  FakeRouter router;
+  auth::SigningKey key = auth::SigningKey::Generate("k1");
+  auth::TokenSigner signer(key, RealClock::Instance());
+  auth::TokenVerifier verifier(*auth::VerifyKeys::Parse(key.PublicText()), RealClock::Instance());
+  TokenGate gate(verifier);
+  GrpcFront front(router, play, gate, metrics);
+  common::Metrics server_metrics("gatewaytest");
+  auto server = common::GrpcServer::Start(
+      {.listen_address = "127.0.0.1:0", .enable_reflection = false}, {&front}, server_metrics);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub =
+      cv1::CourtPiece::NewStub(common::CreateGrpcChannel((*server)->LoopbackAddress(), nullptr));
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization",
+                    "Bearer " + signer.Sign("p1", auth::Role::kPlayer, absl::Minutes(5)));
+    auto stream = stub->Play(&ctx);
+    cv1::PlayRequest command;
+    command.mutable_command()->set_command_id(1);
+    stream->Write(command);
+    cv1::PlayResponse r;
+    EXPECT_FALSE(stream->Read(&r));
+    grpc::Status s = stream->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "the first message must be open");
+  }
+  (*server)->Shutdown(absl::Now() + absl::Seconds(1));
 }
 
 }  // namespace
