@@ -1,0 +1,89 @@
+// The gRPC front for mobile clients: client.proto's CourtPiece on gRPC's callback API. Unary
+// methods go through a UnaryRouter (lobby_router.h) with the `authorization` metadata; Play
+// authenticates with the TokenGate from the metadata, then relays through a PlayService
+// (play_session.h), the reactor being the connection's ClientSink.
+//
+// Contract: Play without a valid token ends UNAUTHENTICATED (the gate's message) before any
+// Connect. A Play message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED
+// (the server's own receive limit, unary_message_bytes_max, is main's GrpcServerOptions). The
+// send queue holds at most send_queue_max messages with one write in flight; past it the
+// stream ends RESOURCE_EXHAUSTED "slow reader" (SendQueueDrop). A client half-close or cancel
+// is the end of the connection (OnClientGone, exactly once). Unary statuses are the router's,
+// code as is; a method the router lacks is UNIMPLEMENTED.
+// Metrics (kind "grpc"): Play streams as connections; unary requests/responses as messages
+// (Play messages are counted by the relay).
+// Thread-safety: a grpc::Service; router, play, gate and metrics must outlive the server.
+#ifndef COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
+#define COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
+
+#include "courtpiece/client/v1/client.grpc.pb.h"
+#include "services/gateway/gateway_metrics.h"
+#include "services/gateway/play_service.h"
+#include "services/gateway/token_gate.h"
+#include "services/gateway/unary_router.h"
+
+namespace courtpiece::gateway {
+
+struct GrpcFrontOptions {
+  int play_message_bytes_max = 16 * 1024;
+  int unary_message_bytes_max = 64 * 1024;  // for main: the server's max receive size
+  int send_queue_max = 256;
+};
+
+class GrpcFront final : public client::v1::CourtPiece::CallbackService {
+ public:
+  GrpcFront(UnaryRouter& router, PlayService& play, const TokenGate& gate, GatewayMetrics& metrics,
+            GrpcFrontOptions options = {})
+      : router_(router), play_(play), gate_(gate), metrics_(metrics), options_(options) {}
+
+  grpc::ServerUnaryReactor* GuestLogin(grpc::CallbackServerContext* ctx,
+                                       const client::v1::GuestLoginRequest* request,
+                                       client::v1::Session* response) override;
+  grpc::ServerUnaryReactor* Refresh(grpc::CallbackServerContext* ctx,
+                                    const client::v1::RefreshRequest* request,
+                                    client::v1::Session* response) override;
+  grpc::ServerUnaryReactor* GetProfile(grpc::CallbackServerContext* ctx,
+                                       const client::v1::GetProfileRequest* request,
+                                       client::v1::Profile* response) override;
+  grpc::ServerUnaryReactor* UpdateProfile(grpc::CallbackServerContext* ctx,
+                                          const client::v1::UpdateProfileRequest* request,
+                                          client::v1::Profile* response) override;
+  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* ctx,
+                                     const client::v1::GetStatsRequest* request,
+                                     client::v1::StatsResponse* response) override;
+  grpc::ServerUnaryReactor* RecentResults(grpc::CallbackServerContext* ctx,
+                                          const client::v1::RecentResultsRequest* request,
+                                          client::v1::RecentResultsResponse* response) override;
+  grpc::ServerUnaryReactor* CreateTable(grpc::CallbackServerContext* ctx,
+                                        const client::v1::CreateTableRequest* request,
+                                        client::v1::TableRef* response) override;
+  grpc::ServerUnaryReactor* ResolveCode(grpc::CallbackServerContext* ctx,
+                                        const client::v1::ResolveCodeRequest* request,
+                                        client::v1::TableRef* response) override;
+  grpc::ServerUnaryReactor* ListOpenTables(grpc::CallbackServerContext* ctx,
+                                           const client::v1::ListOpenTablesRequest* request,
+                                           client::v1::ListOpenTablesResponse* response) override;
+  grpc::ServerUnaryReactor* QuickJoin(grpc::CallbackServerContext* ctx,
+                                      const client::v1::QuickJoinRequest* request,
+                                      client::v1::TableRef* response) override;
+  grpc::ServerUnaryReactor* MyTables(grpc::CallbackServerContext* ctx,
+                                     const client::v1::MyTablesRequest* request,
+                                     client::v1::MyTablesResponse* response) override;
+  grpc::ServerBidiReactor<client::v1::PlayRequest, client::v1::PlayResponse>* Play(
+      grpc::CallbackServerContext* ctx) override;
+
+ private:
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, const char* name,
+                                  const google::protobuf::Message& request,
+                                  google::protobuf::Message* response);
+
+  UnaryRouter& router_;
+  PlayService& play_;
+  const TokenGate& gate_;
+  GatewayMetrics& metrics_;
+  const GrpcFrontOptions options_;
+};
+
+}  // namespace courtpiece::gateway
+
+#endif  // COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_

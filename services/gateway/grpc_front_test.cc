@@ -1,0 +1,373 @@
+// The gRPC front on a real server (port 0) with a fake PlayService and a fake router: auth
+// refusals, unary relay, Play relay, the slow-reader cut.
+#include "services/gateway/grpc_front.h"
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/auth/token.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/metrics.h"
+#include "gtest/gtest.h"
+#include "services/gateway/fake_upstream.h"
+#include "services/gateway/play_session.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+namespace cv1 = client::v1;
+
+bool WaitUntil(std::mutex& mu, std::condition_variable& cv, const std::function<bool()>& done) {
+  std::unique_lock<std::mutex> lock(mu);
+  return cv.wait_for(lock, std::chrono::seconds(10), done);
+}
+
+// The relay's side, scripted: records what the front hands it.
+class FakePlay final : public PlayService {
+ public:
+  class Conn final : public PlayConnection {
+   public:
+    explicit Conn(FakePlay& play) : play_(play) {}
+    void OnClientMessage(cv1::PlayRequest message) override {
+      std::lock_guard<std::mutex> lock(play_.mu);
+      play_.messages.push_back(std::move(message));
+      play_.cv.notify_all();
+    }
+    void OnClientGone() override {
+      std::lock_guard<std::mutex> lock(play_.mu);
+      ++play_.gone;
+      play_.cv.notify_all();
+    }
+
+   private:
+    FakePlay& play_;
+  };
+
+  std::shared_ptr<PlayConnection> Connect(std::string player_id, std::string peer,
+                                          std::shared_ptr<ClientSink> s) override {
+    std::lock_guard<std::mutex> lock(mu);
+    players.push_back(player_id);
+    peers.push_back(peer);
+    sink = s;
+    cv.notify_all();
+    return std::make_shared<Conn>(*this);
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> players, peers;
+  std::vector<cv1::PlayRequest> messages;
+  std::shared_ptr<ClientSink> sink;
+  int gone = 0;
+};
+
+class FakeRouter final : public UnaryRouter {
+ public:
+  FakeRouter() {
+    methods_["GuestLogin"] =
+        UnaryMethod{.name = "GuestLogin",
+                    .request_prototype = &cv1::GuestLoginRequest::default_instance(),
+                    .response_prototype = &cv1::Session::default_instance(),
+                    .upstream = "/x/GuestLogin",
+                    .needs_token = false};
+    methods_["ResolveCode"] =
+        UnaryMethod{.name = "ResolveCode",
+                    .request_prototype = &cv1::ResolveCodeRequest::default_instance(),
+                    .response_prototype = &cv1::TableRef::default_instance(),
+                    .upstream = "/x/ResolveCode"};
+  }
+  const UnaryMethod* Find(std::string_view name) const override {
+    auto it = methods_.find(std::string(name));
+    return it == methods_.end() ? nullptr : &it->second;
+  }
+  void Call(const UnaryMethod& method, std::unique_ptr<google::protobuf::Message> request,
+            const UnaryContext& ctx, UnaryDone done) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      last_ctx = ctx;
+      last_request = request->ShortDebugString();
+    }
+    if (method.name == "ResolveCode") {
+      done(absl::NotFoundError("unknown code 000000"), nullptr);
+      return;
+    }
+    auto session = std::make_unique<cv1::Session>();
+    session->set_player_id("p-new");
+    session->set_access_token("t");
+    done(absl::OkStatus(), std::move(session));
+  }
+
+  std::mutex mu;
+  UnaryContext last_ctx;
+  std::string last_request;
+
+ private:
+  std::map<std::string, UnaryMethod> methods_;
+};
+
+class CountingMetrics final : public GatewayMetrics {
+ public:
+  void ConnectionOpened(std::string_view) override { ++opened; }
+  void ConnectionClosed(std::string_view) override { ++closed; }
+  void ConnectionRefused(std::string_view) override {}
+  void MessageIn(std::string_view) override {}
+  void MessageOut(std::string_view) override {}
+  void SendQueueDrop(std::string_view) override { ++drops; }
+  void RateLimited(std::string_view) override {}
+  void UpstreamCall(std::string_view, int, double) override {}
+  void Reconnect(std::string_view) override {}
+  std::atomic<int> opened{0}, closed{0}, drops{0};
+};
+
+class GrpcFrontTest : public ::testing::Test {
+ protected:
+  void Start(GrpcFrontOptions options = {}) {
+    front_ = std::make_unique<GrpcFront>(router_, play_, gate_, metrics_, options);
+    auto server =
+        common::GrpcServer::Start({.listen_address = "127.0.0.1:0",
+                                   .max_receive_message_bytes = options.unary_message_bytes_max,
+                                   .enable_reflection = false},
+                                  {front_.get()}, server_metrics_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    stub_ =
+        cv1::CourtPiece::NewStub(common::CreateGrpcChannel(server_->LoopbackAddress(), nullptr));
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(absl::Now() + absl::Seconds(1));
+  }
+  std::string Bearer() {
+    return "Bearer " + signer_.Sign("p1", auth::Role::kPlayer, absl::Minutes(5));
+  }
+
+  auth::SigningKey key_ = auth::SigningKey::Generate("k1");
+  auth::TokenSigner signer_{key_, RealClock::Instance()};
+  auth::TokenVerifier verifier_{*auth::VerifyKeys::Parse(key_.PublicText()), RealClock::Instance()};
+  TokenGate gate_{verifier_};
+  FakeRouter router_;
+  FakePlay play_;
+  CountingMetrics metrics_;
+  common::Metrics server_metrics_{"gatewaytest"};
+  std::unique_ptr<GrpcFront> front_;
+  std::unique_ptr<common::GrpcServer> server_;
+  std::unique_ptr<cv1::CourtPiece::Stub> stub_;
+};
+
+TEST_F(GrpcFrontTest, UnaryCallsGoThroughTheRouterWithMetadataAndDeadline) {
+  Start();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", "Bearer abc");
+  common::SetTimeout(ctx, absl::Seconds(3));
+  cv1::GuestLoginRequest req;
+  req.set_device_secret("s3cret");
+  cv1::Session session;
+  grpc::Status s = stub_->GuestLogin(&ctx, req, &session);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(session.player_id(), "p-new");
+  std::lock_guard<std::mutex> lock(router_.mu);
+  EXPECT_EQ(router_.last_ctx.authorization, "Bearer abc");
+  EXPECT_EQ(router_.last_request, "device_secret: \"s3cret\"");
+  EXPECT_LE(router_.last_ctx.deadline, absl::Now() + absl::Seconds(3) + absl::Milliseconds(50));
+  EXPECT_GT(router_.last_ctx.deadline, absl::Now() + absl::Seconds(2));
+  EXPECT_NE(router_.last_ctx.peer, "");
+}
+
+TEST_F(GrpcFrontTest, UnaryErrorsKeepTheirCodeAndUnknownMethodsAreUnimplemented) {
+  Start();
+  {
+    grpc::ClientContext ctx;
+    cv1::ResolveCodeRequest req;
+    cv1::TableRef ref;
+    grpc::Status s = stub_->ResolveCode(&ctx, req, &ref);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(s.error_message(), "unknown code 000000");
+  }
+  {
+    grpc::ClientContext ctx;
+    cv1::MyTablesResponse out;
+    grpc::Status s = stub_->MyTables(&ctx, cv1::MyTablesRequest(), &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+    EXPECT_EQ(s.error_message(), "unknown method MyTables");
+  }
+}
+
+TEST_F(GrpcFrontTest, PlayWithoutAValidTokenIsRefusedBeforeConnect) {
+  Start();
+  for (const std::string& auth :
+       {std::string(), std::string("Bearer nope"), std::string("Token abc")}) {
+    grpc::ClientContext ctx;
+    if (!auth.empty()) ctx.AddMetadata("authorization", auth);
+    auto stream = stub_->Play(&ctx);
+    cv1::PlayResponse r;
+    EXPECT_FALSE(stream->Read(&r));
+    grpc::Status s = stream->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << auth;
+    if (auth.empty()) {
+      EXPECT_EQ(s.error_message(), "missing token");
+    }
+  }
+  std::lock_guard<std::mutex> lock(play_.mu);
+  EXPECT_TRUE(play_.players.empty());
+}
+
+TEST_F(GrpcFrontTest, PlayRelaysBothWaysAndEndsWithTheRelaysStatus) {
+  Start();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", Bearer());
+  auto stream = stub_->Play(&ctx);
+  cv1::PlayRequest open;
+  open.mutable_open()->set_table_id("t-1");
+  open.mutable_open()->set_last_seq(4);
+  open.mutable_open()->set_access_token("should-be-cleared");
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 1; }));
+  std::shared_ptr<ClientSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(play_.mu);
+    EXPECT_EQ(play_.players, std::vector<std::string>{"p1"});
+    EXPECT_EQ(play_.messages[0].open().table_id(), "t-1");
+    EXPECT_EQ(play_.messages[0].open().last_seq(), 4u);
+    EXPECT_EQ(play_.messages[0].open().access_token(), "");
+    sink = play_.sink;
+  }
+  cv1::PlayResponse opened;
+  opened.mutable_opened()->set_seat(2);
+  cv1::PlayResponse event;
+  event.mutable_event()->set_seq(5);
+  event.mutable_event()->set_type("hand");
+  EXPECT_TRUE(sink->Send(opened));
+  EXPECT_TRUE(sink->Send(event));
+  sink->Finish(absl::AbortedError("another connection of this player took over the table"));
+  EXPECT_FALSE(sink->Send(event));
+  cv1::PlayResponse r;
+  ASSERT_TRUE(stream->Read(&r));
+  EXPECT_EQ(r.opened().seat(), 2);
+  ASSERT_TRUE(stream->Read(&r));
+  EXPECT_EQ(r.event().seq(), 5u);
+  EXPECT_FALSE(stream->Read(&r));
+  grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(s.error_message(), "another connection of this player took over the table");
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 1; }));
+  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(play_.gone, 1);
+  EXPECT_EQ(metrics_.opened.load(), 1);
+  EXPECT_EQ(metrics_.closed.load(), 1);
+}
+
+TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
+  Start();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", Bearer());
+  auto stream = stub_->Play(&ctx);
+  cv1::PlayRequest open;
+  open.mutable_open()->set_table_id("t-1");
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 1; }));
+  ctx.TryCancel();
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 1; }));
+  stream->Finish();
+  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(play_.gone, 1);
+}
+
+TEST_F(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {
+  Start();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", Bearer());
+  auto stream = stub_->Play(&ctx);
+  cv1::PlayRequest big;
+  big.mutable_command()->set_note_id(std::string(20 * 1024, 'x'));
+  stream->Write(big);
+  cv1::PlayResponse r;
+  EXPECT_FALSE(stream->Read(&r));
+  grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  std::lock_guard<std::mutex> lock(play_.mu);
+  EXPECT_TRUE(play_.messages.empty());
+}
+
+TEST_F(GrpcFrontTest, AFullSendQueueEndsTheStreamSlowReader) {
+  Start({.send_queue_max = 4});
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", Bearer());
+  auto stream = stub_->Play(&ctx);
+  cv1::PlayRequest open;
+  open.mutable_open()->set_table_id("t-1");
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.sink != nullptr; }));
+  std::shared_ptr<ClientSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(play_.mu);
+    sink = play_.sink;
+  }
+  cv1::PlayResponse event;
+  event.mutable_event()->set_detail(std::string(1000, 'e'));
+  int accepted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    if (!sink->Send(event)) break;
+    ++accepted;
+  }
+  EXPECT_LT(accepted, 1000);
+  EXPECT_FALSE(sink->Send(event));
+  cv1::PlayResponse r;
+  while (stream->Read(&r)) {
+  }
+  grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(s.error_message(), "slow reader");
+  EXPECT_EQ(metrics_.drops.load(), 1);
+}
+
+// The front over the real PlaySession (fake upstream): the relay ends the stream from inside
+// the front's read callback, and the client sees the exact status.
+TEST(GrpcFrontWithSessionTest, FirstMessageNotOpenEndsInvalidArgument) {
+  FakeClock clock;
+  FakeScheduler scheduler(clock);
+  FakeTableDialer dialer;
+  FakeOwnerLookup owners;
+  NullGatewayMetrics metrics;
+  PlaySessionService play(PlayDeps{.dialer = dialer,
+                                   .owners = owners,
+                                   .scheduler = scheduler,
+                                   .clock = clock,
+                                   .metrics = metrics},
+                          PlaySessionOptions{});
+  FakeRouter router;
+  auth::SigningKey key = auth::SigningKey::Generate("k1");
+  auth::TokenSigner signer(key, RealClock::Instance());
+  auth::TokenVerifier verifier(*auth::VerifyKeys::Parse(key.PublicText()), RealClock::Instance());
+  TokenGate gate(verifier);
+  GrpcFront front(router, play, gate, metrics);
+  common::Metrics server_metrics("gatewaytest");
+  auto server = common::GrpcServer::Start(
+      {.listen_address = "127.0.0.1:0", .enable_reflection = false}, {&front}, server_metrics);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub =
+      cv1::CourtPiece::NewStub(common::CreateGrpcChannel((*server)->LoopbackAddress(), nullptr));
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization",
+                    "Bearer " + signer.Sign("p1", auth::Role::kPlayer, absl::Minutes(5)));
+    auto stream = stub->Play(&ctx);
+    cv1::PlayRequest command;
+    command.mutable_command()->set_command_id(1);
+    stream->Write(command);
+    cv1::PlayResponse r;
+    EXPECT_FALSE(stream->Read(&r));
+    grpc::Status s = stream->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "the first message must be open");
+  }
+  (*server)->Shutdown(absl::Now() + absl::Seconds(1));
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway

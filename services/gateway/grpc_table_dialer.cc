@@ -1,0 +1,164 @@
+#include "services/gateway/grpc_table_dialer.h"
+
+#include <deque>
+#include <utility>
+
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_status.h"
+#include "courtpiece/table/v1/table_service.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/support/client_callback.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+using table::v1::PlayRequest;
+using table::v1::PlayResponse;
+
+// One upstream Play stream. It keeps itself alive (self_) until OnDone; the session holds it
+// as the UpstreamStream handle, which stays safe to call after the end.
+class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>,
+                       public UpstreamStream,
+                       public std::enable_shared_from_this<PlayCall> {
+ public:
+  PlayCall(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<UpstreamObserver> observer,
+           int send_queue_max)
+      : stub_(table::v1::TableService::NewStub(std::move(channel))),
+        observer_(std::move(observer)),
+        send_queue_max_(send_queue_max) {}
+
+  void Start(const std::string& player_id, table::v1::OpenTable open) {
+    self_ = shared_from_this();
+    context_.AddMetadata(kPlayerIdMetadata, player_id);
+    *writing_.mutable_open() = std::move(open);
+    write_in_flight_ = true;
+    stub_->async()->Play(&context_, this);
+    StartWrite(&writing_);
+    StartRead(&reading_);
+    StartCall();
+  }
+
+  bool Send(PlayRequest request) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || broken_) return false;
+      if (write_in_flight_) {
+        if (static_cast<int>(queue_.size()) >= send_queue_max_) return false;
+        queue_.push_back(std::move(request));
+        return true;
+      }
+      write_in_flight_ = true;
+      writing_ = std::move(request);
+    }
+    StartWrite(&writing_);
+    return true;
+  }
+
+  void Cancel() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_) return;
+    }
+    context_.TryCancel();
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!ok) {  // the stream is broken; OnDone tells why
+        broken_ = true;
+        write_in_flight_ = false;
+        queue_.clear();
+        return;
+      }
+      if (queue_.empty()) {
+        write_in_flight_ = false;
+        return;
+      }
+      writing_ = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    StartWrite(&writing_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the end: OnDone follows
+    observer_->OnResponse(std::move(reading_));
+    reading_.Clear();
+    StartRead(&reading_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    std::string owner_addr;
+    const auto& trailers = context_.GetServerTrailingMetadata();
+    auto it = trailers.find(kOwnerAddrMetadata);
+    if (it != trailers.end()) owner_addr.assign(it->second.data(), it->second.size());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ended_ = true;
+      queue_.clear();
+    }
+    std::shared_ptr<UpstreamObserver> observer = std::move(observer_);
+    observer->OnEnd(common::FromGrpcStatus(status), std::move(owner_addr));
+    std::shared_ptr<PlayCall> last = std::move(self_);  // may free this at the end of scope
+  }
+
+ private:
+  std::unique_ptr<table::v1::TableService::Stub> stub_;
+  std::shared_ptr<UpstreamObserver> observer_;  // until OnDone
+  const int send_queue_max_;
+  grpc::ClientContext context_;
+  PlayResponse reading_;  // owned by the read in flight
+  PlayRequest writing_;   // owned by the write in flight
+  std::shared_ptr<PlayCall> self_;
+
+  std::mutex mu_;
+  std::deque<PlayRequest> queue_;  // guarded by mu_
+  bool write_in_flight_ = false;   // guarded by mu_
+  bool broken_ = false;            // guarded by mu_
+  bool ended_ = false;             // guarded by mu_
+};
+
+}  // namespace
+
+GrpcTableDialer::GrpcTableDialer(common::Metrics* metrics, GrpcTableDialerOptions options)
+    : metrics_(metrics), options_(options) {}
+
+std::shared_ptr<grpc::Channel> GrpcTableDialer::ChannelFor(const std::string& addr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = channels_.find(addr);
+  if (it != channels_.end()) {
+    it->second.used = ++uses_;
+    return it->second.channel;
+  }
+  if (static_cast<int>(channels_.size()) >= options_.channels_max) {
+    auto oldest = channels_.begin();
+    for (auto c = channels_.begin(); c != channels_.end(); ++c) {
+      if (c->second.used < oldest->second.used) oldest = c;
+    }
+    channels_.erase(oldest);
+  }
+  std::shared_ptr<grpc::Channel> channel =
+      common::CreateGrpcChannel(addr, metrics_,
+                                {.max_receive_message_bytes = options_.message_bytes_max,
+                                 .max_send_message_bytes = options_.message_bytes_max});
+  channels_[addr] = Cached{.channel = channel, .used = ++uses_};
+  return channel;
+}
+
+int GrpcTableDialer::cached_channels() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(channels_.size());
+}
+
+std::shared_ptr<UpstreamStream> GrpcTableDialer::Open(const std::string& addr,
+                                                      const std::string& player_id,
+                                                      table::v1::OpenTable open,
+                                                      std::shared_ptr<UpstreamObserver> observer) {
+  auto call =
+      std::make_shared<PlayCall>(ChannelFor(addr), std::move(observer), options_.send_queue_max);
+  call->Start(player_id, std::move(open));
+  return call;
+}
+
+}  // namespace courtpiece::gateway

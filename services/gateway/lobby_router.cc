@@ -1,0 +1,167 @@
+#include "services/gateway/lobby_router.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/client/v1/client.pb.h"
+#include "courtpiece/common/absl_compat.h"
+#include "courtpiece/common/grpc_status.h"
+#include "courtpiece/lobby/v1/lobby.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/support/byte_buffer.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+namespace cv1 = client::v1;
+namespace lv1 = lobby::v1;
+
+template <typename Req, typename Resp>
+UnaryMethod Method(std::string name, std::string_view service, bool needs_token,
+                   bool admin_only = false) {
+  UnaryMethod m;
+  m.upstream = absl::StrCat("/courtpiece.lobby.v1.", common::ToAbsl(service), "/", name);
+  m.name = std::move(name);
+  m.request_prototype = &Req::default_instance();
+  m.response_prototype = &Resp::default_instance();
+  m.needs_token = needs_token;
+  m.admin_only = admin_only;
+  return m;
+}
+
+grpc::ByteBuffer ToBuffer(const google::protobuf::Message& message) {
+  const std::string bytes = message.SerializeAsString();
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+bool FromBuffer(const grpc::ByteBuffer& buffer, google::protobuf::Message& message) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) return false;
+  std::string bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return message.ParseFromString(bytes);
+}
+
+// One upstream call in flight: owns what gRPC writes into until it completes.
+struct UnaryCall {
+  grpc::ClientContext context;
+  grpc::ByteBuffer request;
+  grpc::ByteBuffer response;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+std::unique_ptr<LobbyRouter> LobbyRouter::ForClients(std::shared_ptr<grpc::Channel> lobby,
+                                                     const TokenGate& gate, const Clock& clock,
+                                                     GatewayMetrics& metrics,
+                                                     LobbyRouterOptions options) {
+  std::vector<UnaryMethod> methods = {
+      Method<cv1::GuestLoginRequest, cv1::Session>("GuestLogin", "Accounts", false),
+      Method<cv1::RefreshRequest, cv1::Session>("Refresh", "Accounts", false),
+      Method<cv1::GetProfileRequest, cv1::Profile>("GetProfile", "Accounts", true),
+      Method<cv1::UpdateProfileRequest, cv1::Profile>("UpdateProfile", "Accounts", true),
+      Method<cv1::CreateTableRequest, cv1::TableRef>("CreateTable", "Directory", true),
+      Method<cv1::ResolveCodeRequest, cv1::TableRef>("ResolveCode", "Directory", true),
+      Method<cv1::ListOpenTablesRequest, cv1::ListOpenTablesResponse>("ListOpenTables", "Directory",
+                                                                      true),
+      Method<cv1::QuickJoinRequest, cv1::TableRef>("QuickJoin", "Directory", true),
+      Method<cv1::MyTablesRequest, cv1::MyTablesResponse>("MyTables", "Directory", true),
+      Method<cv1::GetStatsRequest, cv1::StatsResponse>("GetStats", "Stats", true),
+      Method<cv1::RecentResultsRequest, cv1::RecentResultsResponse>("RecentResults", "Stats", true),
+  };
+  return std::make_unique<LobbyRouter>(std::move(methods), std::move(lobby), gate, clock, metrics,
+                                       options);
+}
+
+std::unique_ptr<LobbyRouter> LobbyRouter::ForAdmins(std::shared_ptr<grpc::Channel> lobby,
+                                                    const TokenGate& gate, const Clock& clock,
+                                                    GatewayMetrics& metrics,
+                                                    LobbyRouterOptions options) {
+  std::vector<UnaryMethod> methods = {
+      Method<lv1::GetPlayerRequest, lv1::PlayerDossier>("GetPlayer", "LobbyAdmin", true, true),
+      Method<lv1::ListQuitsRequest, lv1::ListQuitsResponse>("ListQuits", "LobbyAdmin", true, true),
+      Method<lv1::ListRoundsRequest, lv1::ListRoundsResponse>("ListRounds", "LobbyAdmin", true,
+                                                              true),
+  };
+  return std::make_unique<LobbyRouter>(std::move(methods), std::move(lobby), gate, clock, metrics,
+                                       options);
+}
+
+LobbyRouter::LobbyRouter(std::vector<UnaryMethod> methods, std::shared_ptr<grpc::Channel> lobby,
+                         const TokenGate& gate, const Clock& clock, GatewayMetrics& metrics,
+                         LobbyRouterOptions options)
+    : methods_(std::move(methods)),
+      channel_(std::move(lobby)),
+      stub_(channel_),
+      gate_(gate),
+      clock_(clock),
+      metrics_(metrics),
+      options_(options) {
+  for (size_t i = 0; i < methods_.size(); ++i) by_name_.emplace(methods_[i].name, i);
+}
+
+const UnaryMethod* LobbyRouter::Find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &methods_[it->second];
+}
+
+void LobbyRouter::Call(const UnaryMethod& method,
+                       std::unique_ptr<google::protobuf::Message> request, const UnaryContext& ctx,
+                       UnaryDone done) {
+  if (method.needs_token) {
+    absl::StatusOr<auth::Claims> claims = method.admin_only
+                                              ? gate_.AuthenticateAdmin(ctx.authorization)
+                                              : gate_.Authenticate(ctx.authorization);
+    if (!claims.ok()) {
+      done(claims.status(), nullptr);
+      return;
+    }
+  }
+  if (request == nullptr || request->GetDescriptor() != method.request_prototype->GetDescriptor()) {
+    done(absl::InternalError(absl::StrCat("request of the wrong type for ", method.name)), nullptr);
+    return;
+  }
+  const absl::Time now = clock_.Now();
+  const absl::Time deadline = std::min(ctx.deadline, now + options_.deadline_max);
+  if (deadline <= now) {
+    done(absl::DeadlineExceededError("deadline exceeded before the call started"), nullptr);
+    return;
+  }
+  auto call = std::make_shared<UnaryCall>();
+  // The real clock's remaining time, so a fake clock in tests still gives gRPC a sane deadline.
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             absl::ToChronoMilliseconds(deadline - now));
+  if (!ctx.authorization.empty()) call->context.AddMetadata("authorization", ctx.authorization);
+  call->request = ToBuffer(*request);
+  const google::protobuf::Message* prototype = method.response_prototype;
+  GatewayMetrics* metrics = &metrics_;
+  std::string name = method.name;
+  stub_.UnaryCall(
+      &call->context, method.upstream, grpc::StubOptions(), &call->request, &call->response,
+      [call, prototype, metrics, name = std::move(name),
+       done = std::move(done)](grpc::Status grpc_status) {
+        const std::chrono::duration<double> seconds =
+            std::chrono::steady_clock::now() - call->started;
+        metrics->UpstreamCall(name, static_cast<int>(grpc_status.error_code()), seconds.count());
+        if (!grpc_status.ok()) {
+          done(common::FromGrpcStatus(grpc_status), nullptr);
+          return;
+        }
+        std::unique_ptr<google::protobuf::Message> response(prototype->New());
+        if (!FromBuffer(call->response, *response)) {
+          done(absl::InternalError(absl::StrCat("malformed reply of the lobby to ", name)),
+               nullptr);
+          return;
+        }
+        response->DiscardUnknownFields();
+        done(absl::OkStatus(), std::move(response));
+      });
+}
+
+}  // namespace courtpiece::gateway

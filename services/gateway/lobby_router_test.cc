@@ -1,0 +1,321 @@
+// The lobby routers against a fake lobby: a real in-process gRPC server with canned replies,
+// so the test covers the translation (bytes, metadata, deadlines, codes, stripped fields).
+#include "services/gateway/lobby_router.h"
+
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/auth/token.h"
+#include "courtpiece/client/v1/client.pb.h"
+#include "courtpiece/common/absl_compat.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/metrics.h"
+#include "courtpiece/lobby/v1/lobby.grpc.pb.h"
+#include "gtest/gtest.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+namespace lv1 = lobby::v1;
+namespace cv1 = client::v1;
+
+// What the fake lobby saw of the last call.
+struct Seen {
+  std::mutex mu;
+  std::string method;
+  std::string authorization;
+  absl::Duration deadline_left = absl::ZeroDuration();
+  int calls = 0;
+
+  void Record(grpc::ServerContext* ctx, const std::string& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls;
+    method = m;
+    auto it = ctx->client_metadata().find("authorization");
+    authorization =
+        it == ctx->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
+    deadline_left = absl::FromChrono(ctx->deadline() - std::chrono::system_clock::now());
+  }
+};
+
+class FakeAccounts final : public lv1::Accounts::Service {
+ public:
+  explicit FakeAccounts(Seen& seen) : seen_(seen) {}
+  grpc::Status GuestLogin(grpc::ServerContext* ctx, const lv1::GuestLoginRequest* req,
+                          lv1::Session* out) override {
+    seen_.Record(ctx, "GuestLogin");
+    if (req->device_secret().empty()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "device_secret: required");
+    }
+    out->set_player_id("p-" + req->display_name());
+    out->set_role("player");
+    out->set_access_token("tok");
+    out->set_access_expires_at_ms(1234);
+    out->set_created(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetProfile(grpc::ServerContext* ctx, const lv1::GetProfileRequest*,
+                          lv1::Profile* out) override {
+    seen_.Record(ctx, "GetProfile");
+    out->set_player_id("p1");
+    out->set_coins(0);  // zeros survive as zeros
+    return grpc::Status::OK;
+  }
+
+ private:
+  Seen& seen_;
+};
+
+class FakeDirectory final : public lv1::Directory::Service {
+ public:
+  explicit FakeDirectory(Seen& seen) : seen_(seen) {}
+  grpc::Status CreateTable(grpc::ServerContext* ctx, const lv1::CreateTableRequest* req,
+                           lv1::TableRef* out) override {
+    seen_.Record(ctx, "CreateTable");
+    out->set_table_id("t-" + req->request_id());
+    out->set_code("123456");
+    out->set_owner_instance("table-a");
+    out->set_owner_addr("10.9.9.9:7000");
+    *out->mutable_options() = req->options();
+    out->set_seat(-1);
+    return grpc::Status::OK;
+  }
+  grpc::Status ResolveCode(grpc::ServerContext* ctx, const lv1::ResolveCodeRequest* req,
+                           lv1::TableRef*) override {
+    seen_.Record(ctx, "ResolveCode");
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown code " + req->code());
+  }
+
+ private:
+  Seen& seen_;
+};
+
+class FakeAdmin final : public lv1::LobbyAdmin::Service {
+ public:
+  explicit FakeAdmin(Seen& seen) : seen_(seen) {}
+  grpc::Status GetPlayer(grpc::ServerContext* ctx, const lv1::GetPlayerRequest* req,
+                         lv1::PlayerDossier* out) override {
+    seen_.Record(ctx, "GetPlayer");
+    out->mutable_profile()->set_player_id(req->player_id());
+    out->set_quits_total(3);
+    return grpc::Status::OK;
+  }
+
+ private:
+  Seen& seen_;
+};
+
+UnaryContext Ctx(std::string authorization, absl::Time deadline = absl::InfiniteFuture()) {
+  UnaryContext ctx;
+  ctx.authorization = std::move(authorization);
+  ctx.peer = "test";
+  ctx.deadline = deadline;
+  return ctx;
+}
+
+struct Outcome {
+  absl::Status status;
+  std::unique_ptr<google::protobuf::Message> response;
+};
+
+class LobbyRouterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = common::GrpcServer::Start({.listen_address = "127.0.0.1:0"},
+                                            {&accounts_, &directory_, &admin_}, server_metrics_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    clients_ = LobbyRouter::ForClients(server_->InProcessChannel(), gate_, RealClock::Instance(),
+                                       metrics_);
+    admins_ =
+        LobbyRouter::ForAdmins(server_->InProcessChannel(), gate_, RealClock::Instance(), metrics_);
+  }
+  void TearDown() override { server_->Shutdown(absl::Now() + absl::Seconds(1)); }
+
+  Outcome Call(UnaryRouter& router, const std::string& name,
+               const google::protobuf::Message& request, UnaryContext ctx = {}) {
+    const UnaryMethod* method = router.Find(name);
+    EXPECT_NE(method, nullptr) << name;
+    if (method == nullptr) return {absl::InternalError("no method"), nullptr};
+    std::unique_ptr<google::protobuf::Message> req(method->request_prototype->New());
+    req->CopyFrom(request);
+    std::promise<Outcome> promise;
+    router.Call(*method, std::move(req), ctx,
+                [&promise](absl::Status s, std::unique_ptr<google::protobuf::Message> r) {
+                  promise.set_value(Outcome{std::move(s), std::move(r)});
+                });
+    return promise.get_future().get();
+  }
+
+  std::string Bearer(auth::Role role) {
+    return "Bearer " + signer_.Sign("p1", role, absl::Minutes(5));
+  }
+
+  class CallCounter final : public GatewayMetrics {
+   public:
+    void ConnectionOpened(std::string_view) override {}
+    void ConnectionClosed(std::string_view) override {}
+    void ConnectionRefused(std::string_view) override {}
+    void MessageIn(std::string_view) override {}
+    void MessageOut(std::string_view) override {}
+    void SendQueueDrop(std::string_view) override {}
+    void RateLimited(std::string_view) override {}
+    void UpstreamCall(std::string_view method, int code, double) override {
+      std::lock_guard<std::mutex> lock(mu);
+      calls.push_back(absl::StrCat(common::ToAbsl(method), ":", code));
+    }
+    void Reconnect(std::string_view) override {}
+    std::mutex mu;
+    std::vector<std::string> calls;
+  };
+
+  auth::SigningKey key_ = auth::SigningKey::Generate("k1");
+  auth::TokenSigner signer_{key_, RealClock::Instance()};
+  auth::TokenVerifier verifier_{*auth::VerifyKeys::Parse(key_.PublicText()), RealClock::Instance()};
+  TokenGate gate_{verifier_};
+  Seen seen_;
+  FakeAccounts accounts_{seen_};
+  FakeDirectory directory_{seen_};
+  FakeAdmin admin_{seen_};
+  common::Metrics server_metrics_{"fakelobby"};
+  CallCounter metrics_;
+  std::unique_ptr<common::GrpcServer> server_;
+  std::unique_ptr<LobbyRouter> clients_;
+  std::unique_ptr<LobbyRouter> admins_;
+};
+
+TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
+  std::vector<std::string> names;
+  for (const UnaryMethod& m : clients_->methods()) names.push_back(m.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"GuestLogin", "Refresh", "GetProfile", "UpdateProfile",
+                                      "CreateTable", "ResolveCode", "ListOpenTables", "QuickJoin",
+                                      "MyTables", "GetStats", "RecentResults"}));
+  EXPECT_EQ(clients_->Find("Play"), nullptr);
+  EXPECT_EQ(clients_->Find("GetPlayer"), nullptr);
+  EXPECT_EQ(clients_->Find("guestlogin"), nullptr);
+  EXPECT_EQ(clients_->Find("GuestLogin")->upstream, "/courtpiece.lobby.v1.Accounts/GuestLogin");
+  EXPECT_FALSE(clients_->Find("GuestLogin")->needs_token);
+  EXPECT_FALSE(clients_->Find("Refresh")->needs_token);
+  EXPECT_TRUE(clients_->Find("GetProfile")->needs_token);
+  EXPECT_EQ(clients_->Find("QuickJoin")->upstream, "/courtpiece.lobby.v1.Directory/QuickJoin");
+  EXPECT_EQ(clients_->Find("RecentResults")->upstream, "/courtpiece.lobby.v1.Stats/RecentResults");
+  // Every client method matches the CourtPiece service's types, and the upstream method
+  // exists with the mirrored types.
+  const auto* svc = cv1::PlayRequest::descriptor()->file()->FindServiceByName("CourtPiece");
+  ASSERT_NE(svc, nullptr);
+  EXPECT_EQ(svc->method_count(), 12);  // the 11 above and Play
+  for (const UnaryMethod& m : clients_->methods()) {
+    const auto* md = svc->FindMethodByName(m.name);
+    ASSERT_NE(md, nullptr) << m.name;
+    EXPECT_EQ(md->input_type(), m.request_prototype->GetDescriptor()) << m.name;
+    EXPECT_EQ(md->output_type(), m.response_prototype->GetDescriptor()) << m.name;
+  }
+  std::vector<std::string> admin;
+  for (const UnaryMethod& m : admins_->methods()) {
+    admin.push_back(m.upstream);
+    EXPECT_TRUE(m.needs_token && m.admin_only) << m.name;
+  }
+  EXPECT_EQ(admin, (std::vector<std::string>{"/courtpiece.lobby.v1.LobbyAdmin/GetPlayer",
+                                             "/courtpiece.lobby.v1.LobbyAdmin/ListQuits",
+                                             "/courtpiece.lobby.v1.LobbyAdmin/ListRounds"}));
+}
+
+TEST_F(LobbyRouterTest, GuestLoginNeedsNoTokenAndRelaysTheReply) {
+  cv1::GuestLoginRequest req;
+  req.set_device_secret(std::string(40, 'x'));
+  req.set_display_name("Ana");
+  Outcome out = Call(*clients_, "GuestLogin", req);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const auto& session = dynamic_cast<const cv1::Session&>(*out.response);
+  EXPECT_EQ(session.player_id(), "p-Ana");
+  EXPECT_EQ(session.access_token(), "tok");
+  EXPECT_EQ(session.access_expires_at_ms(), 1234);
+  EXPECT_TRUE(session.created());
+  EXPECT_EQ(seen_.authorization, "");
+  EXPECT_EQ(metrics_.calls, std::vector<std::string>{"GuestLogin:0"});
+}
+
+TEST_F(LobbyRouterTest, TheLobbysStatusPassesThroughExactly) {
+  Outcome out = Call(*clients_, "GuestLogin", cv1::GuestLoginRequest());
+  EXPECT_EQ(out.status, absl::InvalidArgumentError("device_secret: required"));
+  EXPECT_EQ(out.response, nullptr);
+  cv1::ResolveCodeRequest req;
+  req.set_code("999999");
+  out = Call(*clients_, "ResolveCode", req, Ctx(Bearer(auth::Role::kPlayer)));
+  EXPECT_EQ(out.status, absl::NotFoundError("unknown code 999999"));
+  out = Call(*clients_, "MyTables", cv1::MyTablesRequest(), Ctx(Bearer(auth::Role::kPlayer)));
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kUnimplemented);  // the fake has none
+}
+
+TEST_F(LobbyRouterTest, TokenRefusalsComeBeforeAnyUpstreamCall) {
+  Outcome out = Call(*clients_, "GetProfile", cv1::GetProfileRequest());
+  EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
+  out = Call(*clients_, "GetProfile", cv1::GetProfileRequest(), Ctx("Basic abc"));
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kUnauthenticated);
+  out = Call(*clients_, "GetProfile", cv1::GetProfileRequest(), Ctx("Bearer x.y"));
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kUnauthenticated);
+  lv1::GetPlayerRequest get;
+  get.set_player_id("p9");
+  out = Call(*admins_, "GetPlayer", get, Ctx(Bearer(auth::Role::kPlayer)));
+  EXPECT_EQ(out.status, absl::PermissionDeniedError("admin role required"));
+  out = Call(*admins_, "GetPlayer", get);
+  EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
+  EXPECT_EQ(seen_.calls, 0);
+  EXPECT_TRUE(metrics_.calls.empty());
+}
+
+TEST_F(LobbyRouterTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFields) {
+  const std::string bearer = Bearer(auth::Role::kPlayer);
+  cv1::CreateTableRequest req;
+  req.set_request_id("r1");
+  req.mutable_options()->set_bet_coins(100);
+  Outcome out = Call(*clients_, "CreateTable", req, Ctx(bearer));
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_EQ(seen_.authorization, bearer);
+  EXPECT_GT(seen_.deadline_left, absl::Seconds(9));
+  EXPECT_LE(seen_.deadline_left,
+            absl::Seconds(10) + absl::Milliseconds(50));  // grpc-timeout rounds up
+  const auto& ref = dynamic_cast<const cv1::TableRef&>(*out.response);
+  EXPECT_EQ(ref.table_id(), "t-r1");
+  EXPECT_EQ(ref.options().bet_coins(), 100);
+  EXPECT_EQ(ref.seat(), -1);
+  EXPECT_TRUE(ref.GetReflection()->GetUnknownFields(ref).empty());
+  EXPECT_EQ(ref.SerializeAsString().find("10.9.9.9"), std::string::npos);
+
+  // A client deadline shorter than the cap wins.
+  out = Call(*clients_, "CreateTable", req, Ctx(bearer, absl::Now() + absl::Seconds(2)));
+  ASSERT_TRUE(out.status.ok());
+  EXPECT_LE(seen_.deadline_left, absl::Seconds(2) + absl::Milliseconds(50));
+  EXPECT_GT(seen_.deadline_left, absl::Seconds(1));
+  // One already passed: no call at all.
+  const int calls = seen_.calls;
+  out = Call(*clients_, "CreateTable", req, Ctx(bearer, absl::Now() - absl::Seconds(1)));
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(seen_.calls, calls);
+}
+
+TEST_F(LobbyRouterTest, AdminCallsUseTheLobbysOwnTypes) {
+  lv1::GetPlayerRequest get;
+  get.set_player_id("p9");
+  Outcome out = Call(*admins_, "GetPlayer", get, Ctx(Bearer(auth::Role::kAdmin)));
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const auto& dossier = dynamic_cast<const lv1::PlayerDossier&>(*out.response);
+  EXPECT_EQ(dossier.profile().player_id(), "p9");
+  EXPECT_EQ(dossier.quits_total(), 3);
+  EXPECT_EQ(seen_.method, "GetPlayer");
+}
+
+TEST_F(LobbyRouterTest, ADeadLobbyIsUnavailable) {
+  auto dead = common::CreateGrpcChannel("127.0.0.1:1", nullptr);
+  auto router = LobbyRouter::ForClients(dead, gate_, RealClock::Instance(), metrics_);
+  Outcome out = Call(*router, "GuestLogin", cv1::GuestLoginRequest());
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway
