@@ -531,6 +531,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 }  // namespace
 
+void ReadHttpServerOptions(common::EnvConfig& env, HttpServerOptions* options) {
+  options->connections_max =
+      static_cast<size_t>(env.Int("COURTPIECE_GATEWAY_CONNECTIONS_MAX", 30000, 1, 1000000));
+  options->connections_per_ip_max =
+      static_cast<size_t>(env.Int("COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX", 64, 1, 1000000));
+  options->web_root = env.String("COURTPIECE_GATEWAY_WEB_ROOT", "");
+  options->request_read_timeout =
+      env.Duration("COURTPIECE_GATEWAY_HTTP_READ_TIMEOUT", absl::Seconds(10),
+                   absl::Milliseconds(100), absl::Minutes(5));
+  options->keep_alive_idle = env.Duration("COURTPIECE_GATEWAY_HTTP_IDLE_TIMEOUT", absl::Seconds(60),
+                                          absl::Seconds(1), absl::Hours(1));
+  options->ws.open_timeout = env.Duration("COURTPIECE_GATEWAY_WS_OPEN_TIMEOUT", absl::Seconds(10),
+                                          absl::Milliseconds(100), absl::Minutes(5));
+  options->ws.idle_timeout = env.Duration("COURTPIECE_GATEWAY_WS_IDLE_TIMEOUT", absl::Seconds(60),
+                                          absl::Seconds(1), absl::Hours(1));
+}
+
 HttpServer::HttpServer(HttpServerOptions options, UnaryRouter* client_router,
                        UnaryRouter* admin_router, PlayService* play, const TokenGate* gate,
                        GatewayMetrics* metrics)

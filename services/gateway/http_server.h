@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "courtpiece/common/config.h"
 #include "services/gateway/conn_limiter.h"
 #include "services/gateway/gateway_metrics.h"
 #include "services/gateway/play_service.h"
@@ -56,6 +57,17 @@ struct HttpServerOptions {
   absl::Duration write_timeout = absl::Seconds(30);         // one whole response
   WsOptions ws;
 };
+
+// Reads the web front's settings (host, port and threads stay main's business):
+//   COURTPIECE_GATEWAY_CONNECTIONS_MAX          30000   (1..1000000)
+//   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX   64      (1..1000000)
+//   COURTPIECE_GATEWAY_WEB_ROOT                 ""      (the web client's files)
+//   COURTPIECE_GATEWAY_HTTP_READ_TIMEOUT        10s     (100ms..5m) one request
+//   COURTPIECE_GATEWAY_HTTP_IDLE_TIMEOUT        60s     (1s..1h) keep-alive idle
+//   COURTPIECE_GATEWAY_WS_OPEN_TIMEOUT          10s     (100ms..5m) the first frame
+//   COURTPIECE_GATEWAY_WS_IDLE_TIMEOUT          60s     (1s..1h) WebSocket idle (pings at half)
+// Bad values are collected in `env` (env.Finish() reports them).
+void ReadHttpServerOptions(common::EnvConfig& env, HttpServerOptions* options);
 
 class HttpServer {
  public:

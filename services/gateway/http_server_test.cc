@@ -946,5 +946,40 @@ TEST_F(HttpServerTest, StoppingTheServerEndsOpenPlayConnections) {
   EXPECT_EQ(play_.gone(), 1);
 }
 
+TEST(HttpServerOptionsTest, ReadsTheEnvironment) {
+  common::EnvConfig defaults(common::MapEnv({}));
+  HttpServerOptions options;
+  ReadHttpServerOptions(defaults, &options);
+  EXPECT_TRUE(defaults.Finish().ok());
+  EXPECT_EQ(options.connections_max, 30000u);
+  EXPECT_EQ(options.connections_per_ip_max, 64u);
+  EXPECT_EQ(options.web_root, "");
+  EXPECT_EQ(options.request_read_timeout, absl::Seconds(10));
+  EXPECT_EQ(options.keep_alive_idle, absl::Seconds(60));
+  EXPECT_EQ(options.ws.open_timeout, absl::Seconds(10));
+  EXPECT_EQ(options.ws.idle_timeout, absl::Seconds(60));
+  EXPECT_EQ(options.ws.message_max_bytes, 16u * 1024);
+  EXPECT_EQ(options.ws.send_queue_max, 256u);
+  EXPECT_EQ(options.header_max_bytes, 8u * 1024);
+  EXPECT_EQ(options.body_max_bytes, 64u * 1024);
+
+  common::EnvConfig set(common::MapEnv({{"COURTPIECE_GATEWAY_CONNECTIONS_MAX", "500"},
+                                        {"COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX", "8"},
+                                        {"COURTPIECE_GATEWAY_WEB_ROOT", "/srv/web"},
+                                        {"COURTPIECE_GATEWAY_WS_OPEN_TIMEOUT", "2s"}}));
+  ReadHttpServerOptions(set, &options);
+  EXPECT_TRUE(set.Finish().ok());
+  EXPECT_EQ(options.connections_max, 500u);
+  EXPECT_EQ(options.connections_per_ip_max, 8u);
+  EXPECT_EQ(options.web_root, "/srv/web");
+  EXPECT_EQ(options.ws.open_timeout, absl::Seconds(2));
+
+  common::EnvConfig bad(common::MapEnv({{"COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX", "0"}}));
+  ReadHttpServerOptions(bad, &options);
+  EXPECT_EQ(bad.Finish().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.Finish().message()),
+              HasSubstr("COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX"));
+}
+
 }  // namespace
 }  // namespace courtpiece::gateway
