@@ -7,39 +7,52 @@ namespace courtpiece::gateway {
 
 namespace {
 
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), or 0.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size()) return 0;
+  if (byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+  }
+  return len;
+}
+
 // A JSON string literal (quotes included) of arbitrary bytes: control characters escaped,
-// invalid UTF-8 bytes replaced by U+FFFD so the body stays valid JSON.
-std::string JsonQuote(std::string_view text) {
+// the text made valid UTF-8 first (SanitizeUtf8) so the body is always valid JSON.
+std::string JsonQuote(std::string_view raw) {
+  const std::string text = SanitizeUtf8(raw);
   std::string out = "\"";
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
     if (c == '"' || c == '\\') {
       out += '\\';
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c < 0x20) {
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
       static constexpr char kHex[] = "0123456789abcdef";
       out += "\\u00";
       out += kHex[c >> 4];
       out += kHex[c & 0xf];
-      ++i;
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
     } else {
-      size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-      bool valid = len != 0 && i + len <= text.size();
-      for (size_t k = 1; valid && k < len; ++k) {
-        valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-      }
-      if (valid) {
-        out.append(text.substr(i, len));
-        i += len;
-      } else {
-        out += "\xef\xbf\xbd";
-        ++i;
-      }
+      out += ch;
     }
   }
   out += '"';
@@ -47,6 +60,23 @@ std::string JsonQuote(std::string_view text) {
 }
 
 }  // namespace
+
+std::string SanitizeUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
 
 absl::Status ParseJson(std::string_view json, google::protobuf::Message* message) {
   message->Clear();
@@ -134,7 +164,8 @@ WsClose WsCloseFor(const absl::Status& status) {
     close.code = static_cast<uint16_t>(4000 + static_cast<int>(status.code()));
   }
   close.reason =
-      CutUtf8(std::string_view(status.message().data(), status.message().size()), kWsReasonMax);
+      CutUtf8(SanitizeUtf8(std::string_view(status.message().data(), status.message().size())),
+              kWsReasonMax);
   return close;
 }
 

@@ -7,8 +7,9 @@
 // PrintJson prints lowerCamelCase names, int64 as strings and every primitive field, even
 // at its default. HttpStatusFor maps gRPC codes to HTTP statuses (OK 200, ... others 500);
 // ErrorJson is {"code":<int>,"status":"<NAME>","message":"..."}. WsCloseFor: OK -> 1000,
-// else 4000 + the code; the reason is the status message cut to kWsReasonMax bytes (never
-// in the middle of a UTF-8 sequence).
+// else 4000 + the code; the reason is the status message made valid UTF-8 (a WebSocket
+// reason must be) and cut to kWsReasonMax bytes, never in the middle of a character. The
+// error body's message is made valid UTF-8 the same way, so the body is always valid JSON.
 // Thread-safety: free functions, safe from any thread.
 #ifndef COURTPIECE_SERVICES_GATEWAY_JSON_CODEC_H_
 #define COURTPIECE_SERVICES_GATEWAY_JSON_CODEC_H_
@@ -37,6 +38,8 @@ struct WsClose {
   std::string reason;
 };
 WsClose WsCloseFor(const absl::Status& status);
+// `text` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+std::string SanitizeUtf8(std::string_view text);
 // `text` cut to at most `max_bytes`, not splitting a UTF-8 sequence.
 std::string CutUtf8(std::string_view text, size_t max_bytes);
 

@@ -75,6 +75,20 @@ TEST(JsonCodecTest, ErrorJsonEscapesTheMessage) {
             "{\"code\":14,\"status\":\"UNAVAILABLE\",\"message\":\"\xef\xbf\xbd\xc3\xa9\"}");
 }
 
+TEST(JsonCodecTest, SanitizeUtf8ReplacesEveryIllFormedByte) {
+  EXPECT_EQ(SanitizeUtf8("caf\xc3\xa9 \xf0\x9f\x82\xa1"), "caf\xc3\xa9 \xf0\x9f\x82\xa1");
+  const std::string kBad = "\xef\xbf\xbd";
+  EXPECT_EQ(SanitizeUtf8("\xc0\xa6"), kBad + kBad);                        // overlong
+  EXPECT_EQ(SanitizeUtf8("\xe0\x80\xaf"), kBad + kBad + kBad);             // overlong
+  EXPECT_EQ(SanitizeUtf8("\xed\xa0\x80"), kBad + kBad + kBad);             // a surrogate
+  EXPECT_EQ(SanitizeUtf8("\xf4\x90\x80\x80"), kBad + kBad + kBad + kBad);  // past U+10FFFF
+  EXPECT_EQ(SanitizeUtf8("a\xe2\x82"), "a" + kBad + kBad);                 // cut short
+  // The error body and the close reason carry the sanitized text.
+  EXPECT_EQ(ErrorJson(absl::AbortedError("\xc0\xa6")),
+            "{\"code\":10,\"status\":\"ABORTED\",\"message\":\"" + kBad + kBad + "\"}");
+  EXPECT_EQ(WsCloseFor(absl::AbortedError("x\xff")).reason, "x" + kBad);
+}
+
 TEST(JsonCodecTest, WsCloseCodes) {
   EXPECT_EQ(WsCloseFor(absl::OkStatus()).code, 1000);
   EXPECT_EQ(WsCloseFor(absl::OkStatus()).reason, "");
