@@ -1,0 +1,172 @@
+#include "services/gateway/json_codec.h"
+
+#include "absl/strings/ascii.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace courtpiece::gateway {
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), or 0.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size()) return 0;
+  if (byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+  }
+  return len;
+}
+
+// A JSON string literal (quotes included) of arbitrary bytes: control characters escaped,
+// the text made valid UTF-8 first (SanitizeUtf8) so the body is always valid JSON.
+std::string JsonQuote(std::string_view raw) {
+  const std::string text = SanitizeUtf8(raw);
+  std::string out = "\"";
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+absl::Status ParseJson(std::string_view json, google::protobuf::Message* message) {
+  message->Clear();
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), message, options);
+  if (!status.ok()) {
+    message->Clear();
+    std::string text(status.message().data(), status.message().size());
+    if (text.empty()) text = "bad JSON";
+    return absl::InvalidArgumentError(text);
+  }
+  return absl::OkStatus();
+}
+
+std::string PrintJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = false;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) return "{}";  // only on a message with invalid UTF-8 in a string
+  return out;
+}
+
+std::string GrpcCodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
+
+int HttpStatusFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kCancelled:
+      return 499;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+std::string ErrorJson(const absl::Status& status) {
+  std::string out = "{\"code\":";
+  out += std::to_string(static_cast<int>(status.code()));
+  out += ",\"status\":";
+  out += JsonQuote(GrpcCodeName(status.code()));
+  out += ",\"message\":";
+  out += JsonQuote(std::string_view(status.message().data(), status.message().size()));
+  out += "}";
+  return out;
+}
+
+std::string CutUtf8(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t end = max_bytes;
+  // Back off continuation bytes so a multi-byte sequence is not split.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
+  return std::string(text.substr(0, end));
+}
+
+WsClose WsCloseFor(const absl::Status& status) {
+  WsClose close;
+  if (status.ok()) {
+    close.code = 1000;
+  } else {
+    close.code = static_cast<uint16_t>(4000 + static_cast<int>(status.code()));
+  }
+  close.reason =
+      CutUtf8(SanitizeUtf8(std::string_view(status.message().data(), status.message().size())),
+              kWsReasonMax);
+  return close;
+}
+
+}  // namespace courtpiece::gateway
