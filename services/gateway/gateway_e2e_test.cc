@@ -1,0 +1,447 @@
+// The gateway as clients meet it: the real courtpiece-gateway in front of the real
+// courtpiece-lobby, courtpiece-wallet and two courtpiece-table instances, on a fresh Postgres
+// database (COURTPIECE_TEST_PG_URL) and a real Redis (COURTPIECE_TEST_REDIS_ADDR, database 6
+// or COURTPIECE_TEST_GATEWAY_REDIS_DB, flushed per test). Mobile clients speak gRPC
+// (CourtPiece), web clients HTTP + WebSocket JSON; both only through the gateway.
+// Moderation's report intake is the in-process stand-in (its own issue).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/auth/token.h"
+#include "courtpiece/client/v1/client.grpc.pb.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/process_testing.h"
+#include "courtpiece/storage/redis_client.h"
+#include "courtpiece/storage/testing.h"
+#include "courtpiece/table/v1/table_service.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "services/table/testing/fake_receivers.h"
+#include "services/table/testing/play_client.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+namespace cv1 = ::courtpiece::client::v1;
+namespace pb = ::courtpiece::table::v1;
+using table_service::testing::AutoPlayer;
+using table_service::testing::CoinDeltasBySeat;
+using table_service::testing::FakeReceivers;
+using table_service::testing::MakeCommand;
+using table_service::testing::PlayClient;
+
+constexpr int64_t kGrant = 5'000;
+constexpr int64_t kBet = 25;
+constexpr absl::Duration kRpc = absl::Seconds(5);
+constexpr absl::Duration kGame = absl::Seconds(240);
+
+int RedisDb() {
+  const char* env = std::getenv("COURTPIECE_TEST_GATEWAY_REDIS_DB");
+  return env == nullptr ? 6 : std::atoi(env);
+}
+
+bool WaitHealthy(const std::string& address) {
+  return common::WaitServing(address, absl::Seconds(15));
+}
+
+// One person at a table, over gRPC through the gateway.
+struct Player {
+  std::string name;
+  cv1::Session session;
+  int seat = -1;
+  std::unique_ptr<PlayClient> stream;
+  std::unique_ptr<AutoPlayer> auto_player;
+
+  std::vector<pb::TableEvent> Events() const {
+    std::vector<pb::TableEvent> out;
+    for (const pb::PlayResponse& m : stream->messages()) {
+      if (m.has_event()) out.push_back(m.event());
+    }
+    return out;
+  }
+  std::vector<std::string> Notices() const {
+    std::vector<std::string> out;
+    for (const pb::PlayResponse& m : stream->messages()) {
+      if (m.has_notice()) out.push_back(m.notice().type());
+    }
+    return out;
+  }
+};
+
+struct Game {
+  std::string name, options;
+  cv1::TableRef ref;
+  std::vector<std::unique_ptr<Player>> players;  // players[0] is the host
+};
+
+class GatewayE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::string> redis = storage::RequiredTestEnv(storage::kTestRedisAddrEnv);
+    ASSERT_TRUE(redis.ok()) << redis.status();
+    redis_addr_ = *redis;
+    absl::StatusOr<storage::RedisOptions> ro = storage::ParseRedisAddr(redis_addr_);
+    ASSERT_TRUE(ro.ok()) << ro.status();
+    ro->db = RedisDb();
+    storage::RedisClient flush(*ro);
+    ASSERT_TRUE(flush.Command({"FLUSHDB"}).ok());
+    absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
+        {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
+                        {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    absl::StatusOr<std::unique_ptr<FakeReceivers>> receivers = FakeReceivers::Start();
+    ASSERT_TRUE(receivers.ok()) << receivers.status();
+    moderation_ = *std::move(receivers);
+
+    wallet_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
+    wallet_pid_ =
+        common::Spawn({common::BinDir() + "/courtpiece-wallet"},
+                      {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_WALLET_ADDR=" + wallet_addr_,
+                       "COURTPIECE_WALLET_METRICS_ADDR=off",
+                       absl::StrCat("COURTPIECE_WALLET_STARTING_GRANT=", kGrant),
+                       "COURTPIECE_WALLET_HOUSE_SHARDS=2", "COURTPIECE_WALLET_PG_POOL_SIZE=4",
+                       "COURTPIECE_LOG_LEVEL=warn"});
+    ASSERT_GT(wallet_pid_, 0);
+    ASSERT_TRUE(WaitHealthy(wallet_addr_));
+    lobby_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
+    for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(StartTable(i));
+    ASSERT_NO_FATAL_FAILURE(StartLobby());
+    ASSERT_NO_FATAL_FAILURE(StartGateway());
+    client_ = cv1::CourtPiece::NewStub(
+        grpc::CreateChannel(gateway_addr_, grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    games_.clear();  // auto players stopped, streams cancelled
+    std::vector<pid_t> pids = table_pids_;
+    for (pid_t pid : {gateway_pid_, lobby_pid_, wallet_pid_}) pids.push_back(pid);
+    for (pid_t pid : pids) {
+      if (pid <= 0) continue;
+      kill(pid, SIGTERM);
+      EXPECT_EQ(common::WaitExit(pid), 0);
+    }
+  }
+
+  void StartTable(int i) {
+    const std::string addr = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
+    const pid_t pid = common::Spawn(
+        {common::BinDir() + "/courtpiece-table"},
+        {"COURTPIECE_REDIS_ADDR=" + redis_addr_,
+         absl::StrCat("COURTPIECE_TABLE_REDIS_DB=", RedisDb()), "COURTPIECE_TABLE_ADDR=" + addr,
+         absl::StrCat("COURTPIECE_TABLE_INSTANCE_ID=gateway-e2e-", getpid(), "-", i),
+         "COURTPIECE_TABLE_METRICS_ADDR=off", "COURTPIECE_TABLE_WALLET_ADDR=" + wallet_addr_,
+         "COURTPIECE_TABLE_LOBBY_ADDR=" + lobby_addr_,
+         "COURTPIECE_TABLE_MODERATION_ADDR=" + moderation_->address(), "COURTPIECE_TABLE_WORKERS=2",
+         "COURTPIECE_TABLE_HEARTBEAT_TTL=1s", "COURTPIECE_TABLE_RPC_TIMEOUT=1s",
+         "COURTPIECE_TABLE_COMMANDS_PER_SECOND=200", "COURTPIECE_TABLE_COMMANDS_BURST=200",
+         "COURTPIECE_LOG_LEVEL=warn"});
+    ASSERT_GT(pid, 0);
+    ASSERT_TRUE(WaitHealthy(addr)) << addr;
+    table_pids_.push_back(pid);
+    table_addrs_.push_back(addr);
+  }
+
+  void StartLobby() {
+    lobby_pid_ = common::Spawn(
+        {common::BinDir() + "/courtpiece-lobby"},
+        {"COURTPIECE_PG_URL=" + db_->url(), "COURTPIECE_LOBBY_ADDR=" + lobby_addr_,
+         "COURTPIECE_LOBBY_METRICS_ADDR=off", "COURTPIECE_LOBBY_WALLET_ADDR=" + wallet_addr_,
+         "COURTPIECE_REDIS_ADDR=" + redis_addr_,
+         absl::StrCat("COURTPIECE_LOBBY_REDIS_DB=", RedisDb()),
+         "COURTPIECE_LOBBY_INVITE_BASE_URL=http://" + http_addr_,
+         "COURTPIECE_LOBBY_SIGNING_KEY=" + key_.SeedText(), "COURTPIECE_LOBBY_PG_POOL_SIZE=4",
+         "COURTPIECE_LOBBY_OPEN_TABLES_CACHE=0s", "COURTPIECE_LOG_LEVEL=warn"});
+    ASSERT_GT(lobby_pid_, 0);
+    ASSERT_TRUE(WaitHealthy(lobby_addr_)) << "courtpiece-lobby at " << lobby_addr_;
+  }
+
+  virtual std::vector<std::string> GatewayEnv() {
+    return {"COURTPIECE_GATEWAY_ADDR=" + gateway_addr_,
+            "COURTPIECE_GATEWAY_HTTP_ADDR=" + http_addr_,
+            "COURTPIECE_GATEWAY_METRICS_ADDR=off",
+            "COURTPIECE_GATEWAY_LOBBY_ADDR=" + lobby_addr_,
+            "COURTPIECE_REDIS_ADDR=" + redis_addr_,
+            absl::StrCat("COURTPIECE_GATEWAY_REDIS_DB=", RedisDb()),
+            "COURTPIECE_GATEWAY_VERIFY_KEYS=" + key_.PublicText(),
+            "COURTPIECE_GATEWAY_WEB_ROOT=" + WebRoot(),
+            "COURTPIECE_GATEWAY_COMMANDS_PER_SECOND=200",
+            "COURTPIECE_GATEWAY_COMMANDS_BURST=200",
+            "COURTPIECE_LOG_LEVEL=warn"};
+  }
+
+  void StartGateway() {
+    gateway_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
+    if (http_addr_.empty()) http_addr_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());
+    gateway_pid_ = common::Spawn({common::BinDir() + "/courtpiece-gateway"}, GatewayEnv());
+    ASSERT_GT(gateway_pid_, 0);
+    ASSERT_TRUE(WaitHealthy(gateway_addr_)) << "courtpiece-gateway at " << gateway_addr_;
+  }
+
+  // A web root with an index page and one hashed asset.
+  std::string WebRoot() {
+    const std::string root = absl::StrCat(::testing::TempDir(), "/gateway_e2e_web_", getpid());
+    std::system(absl::StrCat("mkdir -p ", root, "/assets").c_str());
+    std::ofstream(root + "/index.html") << "<!doctype html><title>Court Piece</title>";
+    std::ofstream(root + "/assets/app-1a2b3c.js") << "console.log('court piece');";
+    return root;
+  }
+
+  std::unique_ptr<grpc::ClientContext> As(const Player& p) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    common::SetTimeout(*context, kRpc);
+    context->AddMetadata("authorization", "Bearer " + p.session.access_token());
+    return context;
+  }
+
+  void Login(Player& p) {
+    cv1::GuestLoginRequest request;
+    request.set_device_secret(absl::StrCat("device-", p.name, "-0123456789abcdef0123456789"));
+    request.set_display_name(p.name);
+    grpc::ClientContext context;
+    common::SetTimeout(context, kRpc);
+    grpc::Status s = client_->GuestLogin(&context, request, &p.session);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+
+  int64_t CoinsOf(const Player& p) {
+    cv1::Profile profile;
+    grpc::Status s = client_->GetProfile(As(p).get(), cv1::GetProfileRequest(), &profile);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return profile.coins();
+  }
+
+  // Opens `p`'s play stream through the gateway and seats them (the host is seated already).
+  void Sit(Player& p, const std::string& table_id) {
+    p.stream = PlayClient::ViaGateway(gateway_addr_, p.session.access_token());
+    absl::StatusOr<pb::Opened> opened = p.stream->Open(table_id, 0, kRpc);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    EXPECT_EQ(opened->table().owner_addr(), "") << "an internal field reached a client";
+    p.seat = opened->seat();
+    if (p.seat < 0) {
+      absl::StatusOr<pb::CommandResult> r = p.stream->Send(MakeCommand("join"), kRpc);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_EQ(r->code(), 0) << r->message();
+      ASSERT_TRUE(p.stream->WaitFor(
+          [&](const std::vector<pb::PlayResponse>& ms) {
+            for (const pb::PlayResponse& m : ms) {
+              if (m.has_event() && m.event().type() == "seated" &&
+                  m.event().player() == p.session.player_id()) {
+                p.seat = m.event().seat();
+                return true;
+              }
+            }
+            return false;
+          },
+          kRpc));
+    }
+    p.auto_player = std::make_unique<AutoPlayer>(*p.stream);
+  }
+
+  // Four players sign in; the first creates the table through the gateway, the others find
+  // it by its code and sit; the host starts.
+  Game& SeatGame(const std::string& name, const std::string& options) {
+    auto game = std::make_unique<Game>();
+    game->name = name;
+    game->options = options;
+    for (int i = 0; i < 4; ++i) {
+      auto p = std::make_unique<Player>();
+      p->name = absl::StrCat(name, "P", i);
+      EXPECT_NO_FATAL_FAILURE(Login(*p));
+      game->players.push_back(std::move(p));
+    }
+    cv1::CreateTableRequest create;
+    create.set_request_id("table-" + name);
+    create.mutable_options()->set_game_options(options);
+    create.mutable_options()->set_bet_coins(kBet);
+    create.mutable_options()->set_turn_time_ms(15'000);
+    grpc::Status s = client_->CreateTable(As(*game->players[0]).get(), create, &game->ref);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    for (auto& p : game->players) {
+      cv1::ResolveCodeRequest resolve;
+      resolve.set_code(game->ref.code());
+      cv1::TableRef found;
+      EXPECT_TRUE(client_->ResolveCode(As(*p).get(), resolve, &found).ok());
+      EXPECT_EQ(found.table_id(), game->ref.table_id());
+      EXPECT_NO_FATAL_FAILURE(Sit(*p, found.table_id()));
+    }
+    absl::StatusOr<pb::CommandResult> start =
+        game->players[0]->stream->Send(MakeCommand("start_now"), kRpc);
+    EXPECT_TRUE(start.ok()) << start.status();
+    if (start.ok()) {
+      EXPECT_EQ(start->code(), 0) << start->message();
+    }
+    games_.push_back(std::move(game));
+    return *games_.back();
+  }
+
+  // Every player's stream: seqs strictly increasing (never a doubled event), every trick
+  // preceded by its four cards, and the same tricks seen by all four (nothing lost).
+  void ExpectCompleteStreams(const Game& g) {
+    std::vector<std::vector<std::string>> tricks;
+    for (const auto& p : g.players) {
+      uint64_t last = 0;
+      int played = 0;
+      std::vector<std::string> mine;
+      for (const pb::TableEvent& e : p->Events()) {
+        EXPECT_GT(e.seq(), last) << g.name << " " << p->name << ": seq " << e.seq() << " after "
+                                 << last;
+        last = e.seq();
+        if (e.type() == "round_started") played = 0;
+        if (e.type() == "played") ++played;
+        if (e.type() == "trick") {
+          EXPECT_EQ(played, 4) << g.name << " " << p->name << " trick at seq " << e.seq();
+          played = 0;
+          mine.push_back(absl::StrCat(e.seq(), ":", e.seat(), ":", e.value()));
+        }
+      }
+      EXPECT_FALSE(mine.empty()) << g.name << " " << p->name;
+      tricks.push_back(std::move(mine));
+    }
+    for (size_t i = 1; i < tricks.size(); ++i) EXPECT_EQ(tricks[i], tricks[0]) << g.name;
+  }
+
+  // Each player's coins as the round results on the host's stream imply.
+  void ExpectCoins(const Game& g) {
+    int rounds = 0;
+    const std::vector<int64_t> delta = CoinDeltasBySeat(g.players[0]->Events(), kBet, &rounds);
+    EXPECT_GE(rounds, 1) << g.name;
+    for (const auto& p : g.players) {
+      ASSERT_GE(p->seat, 0);
+      EXPECT_EQ(CoinsOf(*p), kGrant + delta[p->seat]) << g.name << " " << p->name;
+    }
+  }
+
+  std::string redis_addr_, wallet_addr_, lobby_addr_, gateway_addr_, http_addr_;
+  std::unique_ptr<storage::TestDatabase> db_;
+  std::unique_ptr<FakeReceivers> moderation_;
+  pid_t wallet_pid_ = -1, lobby_pid_ = -1, gateway_pid_ = -1;
+  std::vector<pid_t> table_pids_;
+  std::vector<std::string> table_addrs_;
+  const auth::SigningKey key_ = auth::SigningKey::Generate("e2e");
+  std::unique_ptr<cv1::CourtPiece::Stub> client_;
+  std::vector<std::unique_ptr<Game>> games_;
+};
+
+const std::vector<std::pair<std::string, std::string>>& EveryGameType() {
+  static const auto* games = new std::vector<std::pair<std::string, std::string>>{
+      {"classic", R"({"game":"classic","target":1})"}, {"piles", R"({"game":"piles","target":10})"},
+      {"hidden", R"({"game":"hidden","target":10})"},  {"kaat", R"({"game":"kaat","target":10})"},
+      {"stack", R"({"game":"stack","target":5})"},
+  };
+  return *games;
+}
+
+// Games of every type through the gateway; mid-game the table instance owning most of them
+// is killed (-9). The gateway moves every stream to the survivor by itself: the clients
+// never reconnect, see "reconnecting"/"reconnected", no event twice and none lost, and the
+// games end with exact coins.
+TEST_F(GatewayE2eTest, EveryGameTypeSurvivesAKillNineOfItsTableInstance) {
+  for (const auto& [name, options] : EveryGameType()) SeatGame(name, options);
+  ASSERT_FALSE(HasFailure());
+
+  // Wait until every game is playing (a few cards down), then kill the busier instance.
+  for (auto& g : games_) {
+    ASSERT_TRUE(g->players[0]->stream->WaitForEvent("played", kGame).has_value()) << g->name;
+  }
+  // Which instance owns each table: GetTable on either names the owner.
+  std::map<std::string, int> owned;
+  for (auto& g : games_) {
+    auto stub = pb::TableService::NewStub(
+        grpc::CreateChannel(table_addrs_[0], grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    common::SetTimeout(context, kRpc);
+    pb::GetTableRequest request;
+    request.set_table_id(g->ref.table_id());
+    pb::TableInfo info;
+    ASSERT_TRUE(stub->GetTable(&context, request, &info).ok());
+    ++owned[info.owner_addr()];
+  }
+  const int victim = owned[table_addrs_[0]] >= owned[table_addrs_[1]] ? 0 : 1;
+  const int moved = owned[table_addrs_[victim]];
+  ASSERT_GE(moved, 1);
+  kill(table_pids_[victim], SIGKILL);
+  EXPECT_EQ(common::WaitExit(table_pids_[victim]), 128 + SIGKILL);
+  table_pids_[victim] = -1;
+
+  for (auto& g : games_) {
+    for (auto& p : g->players) {
+      EXPECT_TRUE(p->auto_player->WaitGameOver(kGame)) << g->name << " " << p->name;
+      EXPECT_THAT(p->auto_player->faults(), ::testing::IsEmpty()) << g->name;
+      EXPECT_FALSE(p->stream->ended()) << "the gateway gave up on " << p->name;
+    }
+  }
+  int resumed_streams = 0;
+  for (auto& g : games_) {
+    ExpectCompleteStreams(*g);
+    ExpectCoins(*g);
+    for (auto& p : g->players) {
+      const std::vector<std::string> notices = p->Notices();
+      if (std::find(notices.begin(), notices.end(), "reconnecting") != notices.end()) {
+        EXPECT_THAT(notices, ::testing::Contains("reconnected")) << g->name << " " << p->name;
+        ++resumed_streams;
+      }
+    }
+  }
+  EXPECT_EQ(resumed_streams, 4 * moved);
+}
+
+// What a client without a valid token gets, and what an admin gets.
+TEST_F(GatewayE2eTest, TokensAreCheckedAtTheGatewayWithExactCodes) {
+  Player ann;
+  ann.name = "Ann";
+  ASSERT_NO_FATAL_FAILURE(Login(ann));
+  EXPECT_EQ(CoinsOf(ann), kGrant);
+
+  auto call_profile = [&](const std::string& authorization) {
+    grpc::ClientContext context;
+    common::SetTimeout(context, kRpc);
+    if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+    cv1::Profile out;
+    return client_->GetProfile(&context, cv1::GetProfileRequest(), &out);
+  };
+  EXPECT_EQ(call_profile("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call_profile("Basic abc").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // Signed by a key the gateway does not know.
+  const auth::SigningKey stranger = auth::SigningKey::Generate("e2e");
+  const auth::TokenSigner forger(stranger, RealClock::Instance());
+  const std::string forged =
+      forger.Sign(ann.session.player_id(), auth::Role::kAdmin, absl::Minutes(5));
+  grpc::Status s = call_profile("Bearer " + forged);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(s.error_message(), ::testing::HasSubstr("bad signature"));
+  // Expired: issued an hour ago for a minute.
+  FakeClock past(absl::Now() - absl::Hours(1));
+  const auth::TokenSigner old(key_, past);
+  s = call_profile("Bearer " +
+                   old.Sign(ann.session.player_id(), auth::Role::kPlayer, absl::Minutes(1)));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(s.error_message(), ::testing::HasSubstr("expired token"));
+
+  // A Play stream without a token ends UNAUTHENTICATED before anything reaches a table.
+  std::unique_ptr<PlayClient> anonymous = PlayClient::ViaGateway(gateway_addr_, "");
+  absl::StatusOr<pb::Opened> opened = anonymous->Open("no-such-table", 0, kRpc);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kUnauthenticated) << opened.status();
+  // With a token, an unknown table ends NOT_FOUND.
+  std::unique_ptr<PlayClient> lost =
+      PlayClient::ViaGateway(gateway_addr_, ann.session.access_token());
+  opened = lost->Open("no-such-table", 0, kRpc);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kNotFound) << opened.status();
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway

@@ -1,0 +1,238 @@
+// courtpiece-gateway: wiring only. Reads the environment, loads the token verify keys,
+// connects the lobby and Redis (the table tier's registry, to find a table's owner), builds
+// the relay (play sessions, unary routing) and the two fronts: gRPC (CourtPiece, for mobile)
+// and HTTP/1.1 + WebSocket (the web client, the JSON API, /v1/play, the admin API); serves
+// until SIGTERM/SIGINT, then drains. State: none durable (docs/gateway.md).
+//
+//   COURTPIECE_GATEWAY_ADDR               gRPC listen HOST:PORT          (default 0.0.0.0:7000)
+//   COURTPIECE_GATEWAY_HTTP_ADDR          HTTP/WebSocket HOST:PORT       (default 0.0.0.0:8080)
+//   COURTPIECE_GATEWAY_METRICS_ADDR       GET /metrics HOST:PORT, or off (default 127.0.0.1:9103)
+//   COURTPIECE_GATEWAY_LOBBY_ADDR         the lobby's gRPC HOST:PORT     (default 127.0.0.1:7001)
+//   COURTPIECE_REDIS_ADDR                 the table tier's Redis HOST:PORT (owner records)
+//                                                                    (default 127.0.0.1:6379)
+//   COURTPIECE_GATEWAY_REDIS_DB           its database index: the table tier's (default 0)
+//   COURTPIECE_GATEWAY_REDIS_CONNECTIONS  Redis connections            (default 4)
+//   COURTPIECE_GATEWAY_VERIFY_KEYS        "<kid>:<base64 pub>[,...]": the lobby's public keys
+//   COURTPIECE_GATEWAY_VERIFY_KEYS_FILE   (or a file holding them). Required.
+//   COURTPIECE_GATEWAY_TOKEN_SKEW         clock skew allowed on expiry (default 30s; 0..5m)
+//   COURTPIECE_GATEWAY_WEB_ROOT           the web client's files       (default web/dist)
+//   COURTPIECE_GATEWAY_HTTP_THREADS       HTTP/WebSocket I/O threads   (default: cores)
+//   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
+//   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
+//   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
+//   COURTPIECE_GATEWAY_COMMANDS_BURST     its token bucket's size      (default 40)
+//   COURTPIECE_GATEWAY_RESUME_TIMEOUT     a moved table's resume gives up after (default 30s)
+//   COURTPIECE_GATEWAY_RPC_DEADLINE_MAX   cap on every unary call's deadline (default 10s)
+//   COURTPIECE_LOG_LEVEL                  debug|info|warn|error        (default info)
+//   (the web front's own settings: http_server.h ReadHttpServerOptions)
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/auth/token.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/config.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/log.h"
+#include "courtpiece/common/metrics.h"
+#include "courtpiece/common/shutdown_signal.h"
+#include "courtpiece/placement/placement.h"
+#include "courtpiece/storage/redis_client.h"
+#include "services/gateway/grpc_front.h"
+#include "services/gateway/grpc_table_dialer.h"
+#include "services/gateway/http_server.h"
+#include "services/gateway/lobby_router.h"
+#include "services/gateway/play_session.h"
+#include "services/gateway/prometheus_gateway_metrics.h"
+#include "services/gateway/redis_owner_lookup.h"
+#include "services/gateway/token_gate.h"
+#include "services/gateway/upstream.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+constexpr absl::Duration kDrain = absl::Seconds(10);
+constexpr int kUnaryBytesMax = 64 * 1024;  // a unary request or reply, either way
+
+struct Config {
+  std::string listen_address;
+  std::string http_address;
+  std::string metrics_address;  // "" = no metrics endpoint
+  std::string lobby_address;
+  std::string redis_address;
+  int redis_db = 0;
+  int redis_connections = 0;
+  absl::Duration token_skew;
+  auth::VerifyKeys verify_keys;
+  HttpServerOptions http;
+  PlaySessionOptions play;
+  LobbyRouterOptions router;
+  int lookup_threads = 0;
+  common::LogLevel log_level = common::LogLevel::kInfo;
+};
+
+absl::Status ReadVerifyKeys(Config& c) {
+  absl::StatusOr<std::optional<std::string>> text =
+      auth::ReadEnvOrFile("COURTPIECE_GATEWAY_VERIFY_KEYS");
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) {
+    return absl::InvalidArgumentError(
+        "COURTPIECE_GATEWAY_VERIFY_KEYS (or _FILE) is required: the lobby's public keys, "
+        "\"<kid>:<base64 pub>\" (courtpiece-keygen prints them)");
+  }
+  absl::StatusOr<auth::VerifyKeys> keys = auth::VerifyKeys::Parse(**text);
+  if (!keys.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("COURTPIECE_GATEWAY_VERIFY_KEYS: ", keys.status().message()));
+  }
+  c.verify_keys = *std::move(keys);
+  return absl::OkStatus();
+}
+
+// "host:port" -> the two parts (EnvConfig::ListenAddress validated the shape).
+void SplitHostPort(const std::string& address, std::string* host, int* port) {
+  const size_t colon = address.rfind(':');
+  *host = address.substr(0, colon);
+  if (!host->empty() && host->front() == '[') *host = host->substr(1, host->size() - 2);
+  *port = 0;
+  (void)absl::SimpleAtoi(address.substr(colon + 1), port);
+}
+
+absl::StatusOr<Config> ReadConfig() {
+  common::EnvConfig env;
+  Config c;
+  c.listen_address = env.ListenAddress("COURTPIECE_GATEWAY_ADDR", "0.0.0.0:7000");
+  c.http_address = env.ListenAddress("COURTPIECE_GATEWAY_HTTP_ADDR", "0.0.0.0:8080");
+  c.metrics_address =
+      env.ListenAddress("COURTPIECE_GATEWAY_METRICS_ADDR", "127.0.0.1:9103", /*allow_off=*/true);
+  c.lobby_address = env.String("COURTPIECE_GATEWAY_LOBBY_ADDR", "127.0.0.1:7001");
+  c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_DB", 0, 0, 15));
+  c.redis_connections =
+      static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_CONNECTIONS", 4, 1, 256));
+  c.token_skew = env.Duration("COURTPIECE_GATEWAY_TOKEN_SKEW", auth::TokenVerifier::kDefaultSkew,
+                              absl::ZeroDuration(), absl::Minutes(5));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.http.threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_HTTP_THREADS", cores, 1, 256));
+  ReadHttpServerOptions(env, &c.http);
+  if (c.http.web_root.empty()) c.http.web_root = "web/dist";
+  c.play.commands_per_second =
+      static_cast<double>(env.Int("COURTPIECE_GATEWAY_COMMANDS_PER_SECOND", 20, 1, 10000));
+  c.play.commands_burst =
+      static_cast<int>(env.Int("COURTPIECE_GATEWAY_COMMANDS_BURST", 40, 1, 10000));
+  c.play.resume_timeout = env.Duration("COURTPIECE_GATEWAY_RESUME_TIMEOUT", absl::Seconds(30),
+                                       absl::Seconds(1), absl::Minutes(10));
+  c.router.deadline_max = env.Duration("COURTPIECE_GATEWAY_RPC_DEADLINE_MAX", absl::Seconds(10),
+                                       absl::Milliseconds(10), absl::Minutes(1));
+  c.lookup_threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_LOOKUP_THREADS", 4, 1, 64));
+  c.log_level = common::ReadLogLevel(env);
+  if (absl::Status s = env.Finish(); !s.ok()) return s;
+  if (absl::Status s = ReadVerifyKeys(c); !s.ok()) return s;
+  SplitHostPort(c.http_address, &c.http.host, &c.http.port);
+  return c;
+}
+
+int Run() {
+  common::ShutdownSignal& signal = common::ShutdownSignal::Install();
+  absl::StatusOr<Config> config = ReadConfig();
+  common::Logger log("gateway", config.ok() ? config->log_level : common::LogLevel::kInfo);
+  if (!config.ok()) {
+    log.Error("bad configuration", {{"status", config.status()}});
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
+      common::Metrics::Create({.service = "gateway", .listen_address = config->metrics_address});
+  if (!metrics.ok()) {
+    log.Error("metrics exposer failed", {{"status", metrics.status()}});
+    return 1;
+  }
+  absl::StatusOr<storage::RedisOptions> redis_options =
+      storage::ParseRedisAddr(config->redis_address);
+  if (!redis_options.ok()) {
+    log.Error("bad COURTPIECE_REDIS_ADDR", {{"status", redis_options.status()}});
+    return 2;
+  }
+  redis_options->db = config->redis_db;
+  const Clock& clock = RealClock::Instance();
+  const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew);
+  const TokenGate gate(verifier);
+  PrometheusGatewayMetrics gateway_metrics(**metrics);
+
+  // --- unary calls: the lobby --------------------------------------------------------------
+  std::shared_ptr<grpc::Channel> lobby = common::CreateGrpcChannel(
+      config->lobby_address, metrics->get(),
+      {.max_receive_message_bytes = kUnaryBytesMax, .max_send_message_bytes = kUnaryBytesMax});
+  std::unique_ptr<LobbyRouter> client_router =
+      LobbyRouter::ForClients(lobby, gate, clock, gateway_metrics, config->router);
+  std::unique_ptr<LobbyRouter> admin_router =
+      LobbyRouter::ForAdmins(lobby, gate, clock, gateway_metrics, config->router);
+
+  // --- play streams: the table tier ---------------------------------------------------------
+  storage::RedisClient redis(*redis_options);
+  RedisOwnerLookup owners(redis, placement::RegistryKeys());
+  GrpcTableDialer dialer(metrics->get());
+  ThreadScheduler scheduler(config->lookup_threads);
+  const PlayDeps deps{.dialer = dialer,
+                      .owners = owners,
+                      .scheduler = scheduler,
+                      .clock = clock,
+                      .metrics = gateway_metrics,
+                      .log = &log};
+  PlaySessionOptions grpc_play = config->play;
+  grpc_play.kind = "grpc";
+  PlaySessionOptions ws_play = config->play;
+  ws_play.kind = "websocket";
+  PlaySessionService grpc_sessions(deps, grpc_play);
+  PlaySessionService ws_sessions(deps, ws_play);
+
+  // --- the fronts -------------------------------------------------------------------------
+  GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics);
+  absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
+      common::GrpcServer::Start({.listen_address = config->listen_address,
+                                 .max_receive_message_bytes = kUnaryBytesMax,
+                                 .max_send_message_bytes = kUnaryBytesMax},
+                                {&grpc_front}, **metrics);
+  if (!server.ok()) {
+    log.Error("gRPC server failed", {{"status", server.status()}});
+    return 1;
+  }
+  HttpServer http(config->http, client_router.get(), admin_router.get(), &ws_sessions, &gate,
+                  &gateway_metrics);
+  if (absl::Status s = http.Start(); !s.ok()) {
+    log.Error("HTTP server failed", {{"status", s}});
+    return 1;
+  }
+  std::string key_ids;
+  for (const auto& [kid, pub] : config->verify_keys.by_key_id) {
+    absl::StrAppend(&key_ids, key_ids.empty() ? "" : ",", kid);
+  }
+  log.Info("serving", {{"grpc_address", config->listen_address},
+                       {"grpc_port", (*server)->port()},
+                       {"http_address", config->http_address},
+                       {"http_port", http.port()},
+                       {"metrics_address", config->metrics_address},
+                       {"metrics_port", (*metrics)->port()},
+                       {"lobby_address", config->lobby_address},
+                       {"web_root", config->http.web_root},
+                       {"verify_key_ids", key_ids}});
+  const int signo = signal.Wait();
+  log.Info("shutting down", {{"signal", signo}});
+  const absl::Time start = absl::Now();
+  http.Drain();
+  (*server)->Shutdown(start + kDrain);
+  http.Stop();
+  log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
+                       {"cancelled_at_drain_end", (*server)->running_at_drain_end()}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway
+
+int main() { return courtpiece::gateway::Run(); }
