@@ -1,1 +1,501 @@
+// The clients against in-process stand-ins: a Beast HTTP/WebSocket server (canned routes,
+// /v1/play playing the fake game of fake_game_for_test.h, closing with the gateway's close
+// codes) and a gRPC CourtPiece service with canned behaviour. Loopback, port 0.
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/client/v1/client.grpc.pb.h"
+#include "courtpiece/common/process_testing.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "services/gateway/testing/client_json.h"
+#include "services/gateway/testing/fake_game_for_test.h"
+#include "services/gateway/testing/grpc_play_client.h"
+#include "services/gateway/testing/http_client.h"
+#include "services/gateway/testing/scripted_player.h"
+#include "services/gateway/testing/ws_play_client.h"
+
+namespace courtpiece::gateway::testing {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+namespace cv1 = ::courtpiece::client::v1;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kToken[] = "tok";
+constexpr char kBearer[] = "Bearer tok";
+
+// --- the Beast stand-in -----------------------------------------------------------------------
+
+class BeastStandIn {
+ public:
+  BeastStandIn() : acceptor_(ioc_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] { AcceptLoop(); });
+  }
+  ~BeastStandIn() {
+    stopping_ = true;
+    beast::error_code ec;
+    // Wake the accept with a connection of our own.
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);
+    thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : sockets_) s->shutdown(tcp::socket::shutdown_both, ec);
+    for (auto& t : connections_) t.join();
+  }
+  uint16_t port() const { return port_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  void AcceptLoop() {
+    while (true) {
+      auto socket = std::make_shared<tcp::socket>(ioc_);
+      beast::error_code ec;
+      acceptor_.accept(*socket, ec);
+      if (stopping_ || ec) return;
+      ++accepted_;
+      std::lock_guard<std::mutex> lock(mu_);
+      sockets_.push_back(socket);
+      connections_.emplace_back([this, socket] { Serve(*socket); });
+    }
+  }
+
+  static http::response<http::string_body> Json(int status, std::string body) {
+    http::response<http::string_body> res(static_cast<http::status>(status), 11);
+    res.set(http::field::content_type, "application/json");
+    res.body() = std::move(body);
+    return res;
+  }
+
+  void Serve(tcp::socket& socket) {
+    beast::flat_buffer buffer;
+    while (true) {
+      http::request<http::string_body> req;
+      beast::error_code ec;
+      http::read(socket, buffer, req, ec);
+      if (ec) return;
+      if (websocket::is_upgrade(req)) {
+        if (req[http::field::authorization] != kBearer) {
+          auto res =
+              Json(401, R"({"code":16,"status":"UNAUTHENTICATED","message":"missing token"})");
+          res.prepare_payload();
+          http::write(socket, res, ec);
+          return;
+        }
+        websocket::stream<tcp::socket&> ws(socket);
+        ws.accept(req, ec);
+        if (!ec) PlayOver(ws);
+        return;
+      }
+      const std::string target(req.target());
+      http::response<http::string_body> res;
+      if (target == "/v1/Echo") {
+        res = Json(200, req.body());
+        res.set("x-content-type", req[http::field::content_type]);
+      } else if (target == "/v1/GuestLogin") {
+        cv1::Session s;
+        s.set_player_id("p1");
+        s.set_access_token(kToken);
+        s.set_access_expires_at_ms(1234567890123);
+        s.set_created(true);
+        res = Json(200, ToJson(s));
+      } else if (target == "/v1/Bogus") {
+        res = Json(200, R"({"playerId":"p1","bogus":1})");
+      } else if (target == "/plain") {
+        res = http::response<http::string_body>(http::status::service_unavailable, 11);
+        res.body() = "down";
+      } else {
+        res = Json(404, absl::StrCat(R"({"code":5,"status":"NOT_FOUND","message":"unknown method )",
+                                     target.substr(target.rfind('/') + 1), "\"}"));
+      }
+      const bool close = target == "/v1/Close" || !req.keep_alive();
+      res.keep_alive(!close);
+      res.prepare_payload();
+      http::write(socket, res, ec);
+      if (ec || close) return;
+    }
+  }
+
+  // /v1/play: JSON PlayRequests in, the fake game's answers out, the gateway's close codes.
+  static void PlayOver(websocket::stream<tcp::socket&>& ws) {
+    FakeGame game;
+    beast::error_code ec;
+    auto close = [&](int code, const std::string& reason) {
+      ws.close(websocket::close_reason(static_cast<websocket::close_code>(code),
+                                       beast::string_view(reason).substr(0, 120)),
+               ec);
+      // Drain until the client's close frame.
+      beast::flat_buffer drain;
+      while (!ec) ws.read(drain, ec);
+    };
+    while (true) {
+      beast::flat_buffer buffer;
+      ws.read(buffer, ec);
+      if (ec) return;
+      if (!ws.got_text()) return close(4003, "binary frames are not supported");
+      cv1::PlayRequest request;
+      absl::Status parsed = FromJson(beast::buffers_to_string(buffer.data()), &request);
+      if (!parsed.ok()) return close(4003, std::string(parsed.message()));
+      std::vector<cv1::PlayResponse> out;
+      if (request.has_open()) {
+        if (request.open().table_id() == "gone") return close(4005, "unknown table gone");
+        if (request.open().table_id() == "bye") return close(1000, "");
+        out = game.Open(request.open());
+      } else {
+        out = game.Command(request.command());
+      }
+      for (const cv1::PlayResponse& m : out) {
+        ws.text(true);
+        ws.write(net::buffer(ToJson(m)), ec);
+        if (ec) return;
+      }
+    }
+  }
+
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::shared_ptr<tcp::socket>> sockets_;
+  std::vector<std::thread> connections_;
+};
+
+// --- HTTP -------------------------------------------------------------------------------------
+
+TEST(HttpClientTest, PostKeepsOneConnectionAndSendsJson) {
+  BeastStandIn server;
+  HttpClient client("127.0.0.1", server.port());
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<HttpResponse> r = client.Post("/v1/Echo", absl::StrCat(R"({"n":)", i, "}"));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, absl::StrCat(R"({"n":)", i, "}"));
+    EXPECT_EQ(r->Header("x-content-type"), "application/json");
+    EXPECT_EQ(r->Header("content-type"), "application/json");
+  }
+  EXPECT_EQ(client.requests(), 3);
+  EXPECT_EQ(client.connections(), 1);
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST(HttpClientTest, ReopensAfterTheServerClosed) {
+  BeastStandIn server;
+  HttpClient client("127.0.0.1", server.port());
+  ASSERT_TRUE(client.Post("/v1/Close", "{}").ok());
+  absl::StatusOr<HttpResponse> r = client.Post("/v1/Echo", "{}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(client.connections(), 2);
+}
+
+TEST(HttpClientTest, ErrorsMapToStatuses) {
+  BeastStandIn server;
+  HttpClient client("127.0.0.1", server.port());
+  cv1::GetProfileRequest request;
+  cv1::Profile profile;
+  absl::Status s = client.CallJson("Nope", request, kBearer, &profile);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), "unknown method Nope");
+  absl::StatusOr<HttpResponse> plain = client.Get("/plain");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->status, 503);
+  EXPECT_EQ(plain->body, "down");
+  EXPECT_EQ(StatusFromHttp(503, "down").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StatusFromHttp(413, "").code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(StatusFromHttp(429, R"({"code":8,"status":"RESOURCE_EXHAUSTED","message":"slow"})"),
+            absl::ResourceExhaustedError("slow"));
+  // A field client.proto does not have: the strict parser says so.
+  absl::StatusOr<cv1::Session> bogus = client.Call<cv1::Session>("Bogus", cv1::GuestLoginRequest());
+  EXPECT_EQ(bogus.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bogus.status().message()), HasSubstr("bogus"));
+}
+
+TEST(HttpClientTest, CallParsesCanonicalJson) {
+  BeastStandIn server;
+  HttpClient client("127.0.0.1", server.port());
+  cv1::GuestLoginRequest request;
+  request.set_device_secret("s");
+  absl::StatusOr<cv1::Session> s = client.Call<cv1::Session>("GuestLogin", request);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->player_id(), "p1");
+  EXPECT_EQ(s->access_expires_at_ms(), 1234567890123);
+  EXPECT_TRUE(s->created());
+  // int64 as a string, lowerCamelCase names, zeros printed.
+  EXPECT_THAT(ToJson(*s), HasSubstr(R"("accessExpiresAtMs":"1234567890123")"));
+  EXPECT_THAT(ToJson(*s), HasSubstr(R"("refreshExpiresAtMs":"0")"));
+}
+
+TEST(HttpClientTest, NobodyListeningIsUnavailable) {
+  HttpClient client("127.0.0.1", static_cast<uint16_t>(common::FreeLoopbackPort()),
+                    absl::Seconds(2));
+  EXPECT_EQ(client.Get("/").status().code(), absl::StatusCode::kUnavailable);
+}
+
+// --- WebSocket --------------------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<WsPlayClient>> DialWs(uint16_t port,
+                                                     std::string authorization = kBearer) {
+  WsOptions o;
+  o.port = port;
+  o.authorization = std::move(authorization);
+  o.timeout = absl::Seconds(5);
+  return WsPlayClient::Connect(o);
+}
+
+cv1::PlayRequest Open(const std::string& table) {
+  cv1::PlayRequest r;
+  r.mutable_open()->set_table_id(table);
+  return r;
+}
+
+TEST(WsPlayClientTest, UpgradeWithoutTokenIsUnauthenticated) {
+  BeastStandIn server;
+  absl::StatusOr<std::unique_ptr<WsPlayClient>> c = DialWs(server.port(), "");
+  EXPECT_EQ(c.status(), absl::UnauthenticatedError("missing token"));
+}
+
+TEST(WsPlayClientTest, OpenedAndEventsAsJsonAndReadTimesOut) {
+  BeastStandIn server;
+  auto c = DialWs(server.port());
+  ASSERT_TRUE(c.ok()) << c.status();
+  WsPlayClient& ws = **c;
+  EXPECT_EQ(ws.Read(absl::Milliseconds(50)).status().code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(ws.Send(Open("t1")).ok());
+  absl::StatusOr<cv1::PlayResponse> m = ws.Read(absl::Seconds(5));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE(m->has_opened());
+  EXPECT_EQ(m->opened().seat(), 1);
+  m = ws.Read(absl::Seconds(5));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->event().type(), "hand");
+  EXPECT_EQ(m->event().seq(), 1u);
+  EXPECT_EQ(m->event().cards_size(), 5);
+  EXPECT_FALSE(ws.end().has_value());
+}
+
+TEST(WsPlayClientTest, CloseCodesBecomeStatuses) {
+  BeastStandIn server;
+  struct Case {
+    std::string send;
+    bool binary;
+    int code;
+    absl::StatusCode status;
+    std::string reason_part;
+  };
+  const std::vector<Case> cases = {
+      {"{not json", false, 4003, absl::StatusCode::kInvalidArgument, "bad JSON"},
+      {R"({"open":{"tableId":"t"}})", true, 4003, absl::StatusCode::kInvalidArgument, "binary"},
+      {R"({"open":{"tableId":"gone"}})", false, 4005, absl::StatusCode::kNotFound, "unknown table"},
+      {R"({"open":{"tableId":"bye"}})", false, 1000, absl::StatusCode::kOk, ""},
+  };
+  for (const Case& k : cases) {
+    auto c = DialWs(server.port());
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((k.binary ? (*c)->SendBinary(k.send) : (*c)->SendText(k.send)).ok()) << k.send;
+    EXPECT_EQ((*c)->Read(absl::Seconds(5)).status().code(), absl::StatusCode::kOutOfRange);
+    std::optional<StreamEnd> end = (*c)->end();
+    ASSERT_TRUE(end.has_value()) << k.send;
+    EXPECT_EQ(end->ws_close_code, k.code) << k.send;
+    EXPECT_EQ(end->status.code(), k.status) << k.send;
+    EXPECT_THAT(end->ws_reason, HasSubstr(k.reason_part)) << k.send;
+    EXPECT_LE(end->ws_reason.size(), 120u);
+    EXPECT_EQ((*c)->Send(Open("t1")).code(), absl::StatusCode::kUnavailable);
+  }
+}
+
+TEST(WsPlayClientTest, ClientCloseAndCancel) {
+  BeastStandIn server;
+  auto c = DialWs(server.port());
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE((*c)->Close(1000).ok());
+  ASSERT_TRUE((*c)->end().has_value());
+  EXPECT_EQ((*c)->end()->ws_close_code, 1000);
+  auto d = DialWs(server.port());
+  ASSERT_TRUE(d.ok()) << d.status();
+  (*d)->Cancel();
+  ASSERT_TRUE((*d)->end().has_value());
+  EXPECT_EQ((*d)->end()->status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(StatusFromCloseCode(1009, "too big").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(StatusFromCloseCode(1001, "").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StatusFromCloseCode(4010, "taken"), absl::AbortedError("taken"));
+}
+
+TEST(WsPlayClientTest, ScriptedPlayerPlaysOverWebSocket) {
+  BeastStandIn server;
+  ScriptedPlayerOptions o;
+  o.commands_per_second = 0;
+  ScriptedPlayer p(
+      "ann",
+      [&]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
+        auto c = DialWs(server.port());
+        if (!c.ok()) return c.status();
+        return std::unique_ptr<PlayTransport>(std::move(*c));
+      },
+      o);
+  ASSERT_TRUE(p.Open("t1").ok());
+  p.Start();
+  EXPECT_TRUE(p.WaitGameOver(absl::Seconds(10)));
+  p.Stop();
+  EXPECT_EQ(p.moves_ok(), 2);
+  EXPECT_EQ(p.moves_refused(), 1);
+  EXPECT_EQ(p.last_seq(), 11u);
+  EXPECT_TRUE(p.CheckSeqs().ok()) << p.CheckSeqs();
+  EXPECT_THAT(p.faults(), IsEmpty());
+}
+
+// --- gRPC -------------------------------------------------------------------------------------
+
+class FakeCourtPiece final : public cv1::CourtPiece::Service {
+ public:
+  grpc::Status GuestLogin(grpc::ServerContext*, const cv1::GuestLoginRequest* request,
+                          cv1::Session* session) override {
+    if (request->device_secret().empty()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "device_secret: required");
+    }
+    session->set_player_id("p1");
+    session->set_access_token(kToken);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetProfile(grpc::ServerContext* context, const cv1::GetProfileRequest*,
+                          cv1::Profile* profile) override {
+    if (!Authorized(context)) return Unauthenticated();
+    profile->set_player_id("p1");
+    profile->set_coins(5000);
+    return grpc::Status::OK;
+  }
+  grpc::Status Play(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<cv1::PlayResponse, cv1::PlayRequest>* stream) override {
+    if (!Authorized(context)) return Unauthenticated();
+    cv1::PlayRequest request;
+    while (stream->Read(&request)) {
+      std::lock_guard<std::mutex> lock(mu_);  // one game across streams (a resume)
+      std::vector<cv1::PlayResponse> out;
+      if (request.has_open()) {
+        if (request.open().table_id() == "gone") {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown table");
+        }
+        opens_.push_back(request.open());
+        // The first open of "moving" is cut as a draining gateway would.
+        if (request.open().table_id() == "moving" && opens_.size() == 1) {
+          return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
+        }
+        out = game_.Open(request.open());
+      } else {
+        out = game_.Command(request.command());
+      }
+      for (const cv1::PlayResponse& m : out) stream->Write(m);
+    }
+    return grpc::Status::OK;
+  }
+  std::vector<cv1::OpenTable> opens() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return opens_;
+  }
+
+ private:
+  static bool Authorized(grpc::ServerContext* context) {
+    auto it = context->client_metadata().find("authorization");
+    return it != context->client_metadata().end() &&
+           std::string(it->second.data(), it->second.size()) == kBearer;
+  }
+  static grpc::Status Unauthenticated() {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing token");
+  }
+  std::mutex mu_;
+  FakeGame game_;  // guarded by mu_
+  std::vector<cv1::OpenTable> opens_;
+};
+
+class GrpcClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_GT(port, 0);
+    channel_ =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
+  }
+  void TearDown() override {
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+  }
+
+  ScriptedPlayer::Dialer Dialer(std::string authorization = kBearer) {
+    return [this, authorization]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
+      return std::unique_ptr<PlayTransport>(GrpcPlayClient::Start(channel_, authorization));
+    };
+  }
+
+  FakeCourtPiece service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+TEST_F(GrpcClientTest, UnaryHelpers) {
+  GrpcApiClient api(channel_, absl::Seconds(5));
+  absl::StatusOr<cv1::Session> s = api.GuestLogin("secret", "Ann");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->access_token(), kToken);
+  EXPECT_EQ(api.GuestLogin("", "Ann").status(),
+            absl::InvalidArgumentError("device_secret: required"));
+  EXPECT_EQ(api.GetProfile("").status(), absl::UnauthenticatedError("missing token"));
+  absl::StatusOr<cv1::Profile> profile = api.GetProfile(kBearer);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_EQ(profile->coins(), 5000);
+}
+
+TEST_F(GrpcClientTest, PlayEndsWithTheServersStatus) {
+  auto no_token = GrpcPlayClient::Start(channel_, "");
+  EXPECT_EQ(no_token->Read(absl::Seconds(5)).status().code(), absl::StatusCode::kOutOfRange);
+  ASSERT_TRUE(no_token->end().has_value());
+  EXPECT_EQ(no_token->end()->status, absl::UnauthenticatedError("missing token"));
+
+  ScriptedPlayer p("ann", Dialer());
+  EXPECT_EQ(p.Open("gone").status(), absl::NotFoundError("unknown table"));
+}
+
+TEST_F(GrpcClientTest, ScriptedPlayerPlaysOverGrpcAndResumesAfterUnavailable) {
+  ScriptedPlayerOptions o;
+  o.commands_per_second = 0;
+  ScriptedPlayer p("ann", Dialer(), o);
+  // The first stream is cut UNAVAILABLE before `opened`: Open answers that...
+  EXPECT_EQ(p.Open("moving").status().code(), absl::StatusCode::kUnavailable);
+  // ... and the next open plays the game; a client-side drop mid-game resumes by seq.
+  ASSERT_TRUE(p.Open("moving").ok());
+  ASSERT_TRUE(p.PlayUntil([&] { return p.hand().size() == 6; }, absl::Seconds(10)).ok());
+  const uint64_t seen = p.last_seq();
+  p.DropConnection();
+  p.Start();
+  EXPECT_TRUE(p.WaitGameOver(absl::Seconds(10)));
+  p.Stop();
+  std::vector<cv1::OpenTable> opens = service_.opens();
+  ASSERT_EQ(opens.size(), 3u);
+  EXPECT_EQ(opens[2].last_seq(), seen);
+  EXPECT_EQ(p.reconnects(), 1);
+  EXPECT_EQ(p.moves_ok(), 2);
+  EXPECT_TRUE(p.CheckSeqs().ok()) << p.CheckSeqs();
+  EXPECT_THAT(p.faults(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway::testing
