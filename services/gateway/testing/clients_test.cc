@@ -21,6 +21,7 @@
 #include "services/gateway/testing/grpc_play_client.h"
 #include "services/gateway/testing/http_client.h"
 #include "services/gateway/testing/scripted_player.h"
+#include "services/gateway/testing/stand_in_gateway.h"
 #include "services/gateway/testing/ws_play_client.h"
 
 namespace courtpiece::gateway::testing {
@@ -38,149 +39,10 @@ using ::testing::IsEmpty;
 constexpr char kToken[] = "tok";
 constexpr char kBearer[] = "Bearer tok";
 
-// --- the Beast stand-in -----------------------------------------------------------------------
-
-class BeastStandIn {
- public:
-  BeastStandIn() : acceptor_(ioc_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
-    port_ = acceptor_.local_endpoint().port();
-    thread_ = std::thread([this] { AcceptLoop(); });
-  }
-  ~BeastStandIn() {
-    stopping_ = true;
-    beast::error_code ec;
-    // Wake the accept with a connection of our own.
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);
-    thread_.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& s : sockets_) s->shutdown(tcp::socket::shutdown_both, ec);
-    for (auto& t : connections_) t.join();
-  }
-  uint16_t port() const { return port_; }
-  int accepted() const { return accepted_; }
-
- private:
-  void AcceptLoop() {
-    while (true) {
-      auto socket = std::make_shared<tcp::socket>(ioc_);
-      beast::error_code ec;
-      acceptor_.accept(*socket, ec);
-      if (stopping_ || ec) return;
-      ++accepted_;
-      std::lock_guard<std::mutex> lock(mu_);
-      sockets_.push_back(socket);
-      connections_.emplace_back([this, socket] { Serve(*socket); });
-    }
-  }
-
-  static http::response<http::string_body> Json(int status, std::string body) {
-    http::response<http::string_body> res(static_cast<http::status>(status), 11);
-    res.set(http::field::content_type, "application/json");
-    res.body() = std::move(body);
-    return res;
-  }
-
-  void Serve(tcp::socket& socket) {
-    beast::flat_buffer buffer;
-    while (true) {
-      http::request<http::string_body> req;
-      beast::error_code ec;
-      http::read(socket, buffer, req, ec);
-      if (ec) return;
-      if (websocket::is_upgrade(req)) {
-        if (req[http::field::authorization] != kBearer) {
-          auto res =
-              Json(401, R"({"code":16,"status":"UNAUTHENTICATED","message":"missing token"})");
-          res.prepare_payload();
-          http::write(socket, res, ec);
-          return;
-        }
-        websocket::stream<tcp::socket&> ws(socket);
-        ws.accept(req, ec);
-        if (!ec) PlayOver(ws);
-        return;
-      }
-      const std::string target(req.target());
-      http::response<http::string_body> res;
-      if (target == "/v1/Echo") {
-        res = Json(200, req.body());
-        res.set("x-content-type", req[http::field::content_type]);
-      } else if (target == "/v1/GuestLogin") {
-        cv1::Session s;
-        s.set_player_id("p1");
-        s.set_access_token(kToken);
-        s.set_access_expires_at_ms(1234567890123);
-        s.set_created(true);
-        res = Json(200, ToJson(s));
-      } else if (target == "/v1/Bogus") {
-        res = Json(200, R"({"playerId":"p1","bogus":1})");
-      } else if (target == "/plain") {
-        res = http::response<http::string_body>(http::status::service_unavailable, 11);
-        res.body() = "down";
-      } else {
-        res = Json(404, absl::StrCat(R"({"code":5,"status":"NOT_FOUND","message":"unknown method )",
-                                     target.substr(target.rfind('/') + 1), "\"}"));
-      }
-      const bool close = target == "/v1/Close" || !req.keep_alive();
-      res.keep_alive(!close);
-      res.prepare_payload();
-      http::write(socket, res, ec);
-      if (ec || close) return;
-    }
-  }
-
-  // /v1/play: JSON PlayRequests in, the fake game's answers out, the gateway's close codes.
-  static void PlayOver(websocket::stream<tcp::socket&>& ws) {
-    FakeGame game;
-    beast::error_code ec;
-    auto close = [&](int code, const std::string& reason) {
-      ws.close(websocket::close_reason(static_cast<websocket::close_code>(code),
-                                       beast::string_view(reason).substr(0, 120)),
-               ec);
-      // Drain until the client's close frame.
-      beast::flat_buffer drain;
-      while (!ec) ws.read(drain, ec);
-    };
-    while (true) {
-      beast::flat_buffer buffer;
-      ws.read(buffer, ec);
-      if (ec) return;
-      if (!ws.got_text()) return close(4003, "binary frames are not supported");
-      cv1::PlayRequest request;
-      absl::Status parsed = FromJson(beast::buffers_to_string(buffer.data()), &request);
-      if (!parsed.ok()) return close(4003, std::string(parsed.message()));
-      std::vector<cv1::PlayResponse> out;
-      if (request.has_open()) {
-        if (request.open().table_id() == "gone") return close(4005, "unknown table gone");
-        if (request.open().table_id() == "bye") return close(1000, "");
-        out = game.Open(request.open());
-      } else {
-        out = game.Command(request.command());
-      }
-      for (const cv1::PlayResponse& m : out) {
-        ws.text(true);
-        ws.write(net::buffer(ToJson(m)), ec);
-        if (ec) return;
-      }
-    }
-  }
-
-  net::io_context ioc_;
-  tcp::acceptor acceptor_;
-  uint16_t port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> accepted_{0};
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::shared_ptr<tcp::socket>> sockets_;
-  std::vector<std::thread> connections_;
-};
-
 // --- HTTP -------------------------------------------------------------------------------------
 
 TEST(HttpClientTest, PostKeepsOneConnectionAndSendsJson) {
-  BeastStandIn server;
+  StandInGateway server;
   HttpClient client("127.0.0.1", server.port());
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<HttpResponse> r = client.Post("/v1/Echo", absl::StrCat(R"({"n":)", i, "}"));
@@ -196,7 +58,7 @@ TEST(HttpClientTest, PostKeepsOneConnectionAndSendsJson) {
 }
 
 TEST(HttpClientTest, ReopensAfterTheServerClosed) {
-  BeastStandIn server;
+  StandInGateway server;
   HttpClient client("127.0.0.1", server.port());
   ASSERT_TRUE(client.Post("/v1/Close", "{}").ok());
   absl::StatusOr<HttpResponse> r = client.Post("/v1/Echo", "{}");
@@ -206,7 +68,7 @@ TEST(HttpClientTest, ReopensAfterTheServerClosed) {
 }
 
 TEST(HttpClientTest, ErrorsMapToStatuses) {
-  BeastStandIn server;
+  StandInGateway server;
   HttpClient client("127.0.0.1", server.port());
   cv1::GetProfileRequest request;
   cv1::Profile profile;
@@ -228,7 +90,7 @@ TEST(HttpClientTest, ErrorsMapToStatuses) {
 }
 
 TEST(HttpClientTest, CallParsesCanonicalJson) {
-  BeastStandIn server;
+  StandInGateway server;
   HttpClient client("127.0.0.1", server.port());
   cv1::GuestLoginRequest request;
   request.set_device_secret("s");
@@ -266,13 +128,13 @@ cv1::PlayRequest Open(const std::string& table) {
 }
 
 TEST(WsPlayClientTest, UpgradeWithoutTokenIsUnauthenticated) {
-  BeastStandIn server;
+  StandInGateway server;
   absl::StatusOr<std::unique_ptr<WsPlayClient>> c = DialWs(server.port(), "");
   EXPECT_EQ(c.status(), absl::UnauthenticatedError("missing token"));
 }
 
 TEST(WsPlayClientTest, OpenedAndEventsAsJsonAndReadTimesOut) {
-  BeastStandIn server;
+  StandInGateway server;
   auto c = DialWs(server.port());
   ASSERT_TRUE(c.ok()) << c.status();
   WsPlayClient& ws = **c;
@@ -291,7 +153,7 @@ TEST(WsPlayClientTest, OpenedAndEventsAsJsonAndReadTimesOut) {
 }
 
 TEST(WsPlayClientTest, CloseCodesBecomeStatuses) {
-  BeastStandIn server;
+  StandInGateway server;
   struct Case {
     std::string send;
     bool binary;
@@ -321,7 +183,7 @@ TEST(WsPlayClientTest, CloseCodesBecomeStatuses) {
 }
 
 TEST(WsPlayClientTest, ClientCloseAndCancel) {
-  BeastStandIn server;
+  StandInGateway server;
   auto c = DialWs(server.port());
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_TRUE((*c)->Close(1000).ok());
@@ -338,7 +200,7 @@ TEST(WsPlayClientTest, ClientCloseAndCancel) {
 }
 
 TEST(WsPlayClientTest, ScriptedPlayerPlaysOverWebSocket) {
-  BeastStandIn server;
+  StandInGateway server;
   ScriptedPlayerOptions o;
   o.commands_per_second = 0;
   ScriptedPlayer p(

@@ -1,0 +1,27 @@
+// courtpiece-gateway-standin: StandInGateway (stand_in_gateway.h) as a process, to smoke-test
+// courtpiece-load without the real gateway. Serves until SIGINT/SIGTERM.
+//   courtpiece-gateway-standin --port=18080
+#include <csignal>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "services/gateway/testing/stand_in_gateway.h"
+
+ABSL_FLAG(int, port, 0, "loopback port to listen on (0: any; printed)");
+ABSL_FLAG(int, connections_max, 4096, "connections at once (a thread each)");
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  courtpiece::gateway::testing::StandInGateway server(
+      static_cast<uint16_t>(absl::GetFlag(FLAGS_port)), absl::GetFlag(FLAGS_connections_max));
+  std::cout << "listening on 127.0.0.1:" << server.port() << std::endl;
+  int sig = 0;
+  sigwait(&set, &sig);
+  return 0;
+}
