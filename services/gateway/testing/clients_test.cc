@@ -96,7 +96,7 @@ TEST(HttpClientTest, CallParsesCanonicalJson) {
   request.set_device_secret("s");
   absl::StatusOr<cv1::Session> s = client.Call<cv1::Session>("GuestLogin", request);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->player_id(), "p1");
+  EXPECT_EQ(s->player_id(), "p0");
   EXPECT_EQ(s->access_expires_at_ms(), 1234567890123);
   EXPECT_TRUE(s->created());
   // int64 as a string, lowerCamelCase names, zeros printed.
@@ -224,68 +224,6 @@ TEST(WsPlayClientTest, ScriptedPlayerPlaysOverWebSocket) {
 
 // --- gRPC -------------------------------------------------------------------------------------
 
-class FakeCourtPiece final : public cv1::CourtPiece::Service {
- public:
-  grpc::Status GuestLogin(grpc::ServerContext*, const cv1::GuestLoginRequest* request,
-                          cv1::Session* session) override {
-    if (request->device_secret().empty()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "device_secret: required");
-    }
-    session->set_player_id("p1");
-    session->set_access_token(kToken);
-    return grpc::Status::OK;
-  }
-  grpc::Status GetProfile(grpc::ServerContext* context, const cv1::GetProfileRequest*,
-                          cv1::Profile* profile) override {
-    if (!Authorized(context)) return Unauthenticated();
-    profile->set_player_id("p1");
-    profile->set_coins(5000);
-    return grpc::Status::OK;
-  }
-  grpc::Status Play(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<cv1::PlayResponse, cv1::PlayRequest>* stream) override {
-    if (!Authorized(context)) return Unauthenticated();
-    cv1::PlayRequest request;
-    while (stream->Read(&request)) {
-      std::lock_guard<std::mutex> lock(mu_);  // one game across streams (a resume)
-      std::vector<cv1::PlayResponse> out;
-      if (request.has_open()) {
-        if (request.open().table_id() == "gone") {
-          return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown table");
-        }
-        opens_.push_back(request.open());
-        // The first open of "moving" is cut as a draining gateway would.
-        if (request.open().table_id() == "moving" && opens_.size() == 1) {
-          return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
-        }
-        out = game_.Open(request.open());
-      } else {
-        out = game_.Command(request.command());
-      }
-      for (const cv1::PlayResponse& m : out) stream->Write(m);
-    }
-    return grpc::Status::OK;
-  }
-  std::vector<cv1::OpenTable> opens() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return opens_;
-  }
-
- private:
-  static bool Authorized(grpc::ServerContext* context) {
-    auto it = context->client_metadata().find("authorization");
-    return it != context->client_metadata().end() &&
-           std::string(it->second.data(), it->second.size()) == kBearer;
-  }
-  static grpc::Status Unauthenticated() {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing token");
-  }
-  std::mutex mu_;
-  FakeGame game_;  // guarded by mu_
-  std::vector<cv1::OpenTable> opens_;
-};
-
 class GrpcClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -308,7 +246,7 @@ class GrpcClientTest : public ::testing::Test {
     };
   }
 
-  FakeCourtPiece service_;
+  StandInCourtPiece service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
 };

@@ -159,4 +159,69 @@ void StandInGateway::Serve(tcp::socket& socket) {
   }
 }
 
+namespace {
+
+bool Authorized(grpc::ServerContext* context) {
+  auto it = context->client_metadata().find("authorization");
+  return it != context->client_metadata().end() &&
+         std::string(it->second.data(), it->second.size()) == kBearer;
+}
+
+grpc::Status Unauthenticated() {
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing token");
+}
+
+}  // namespace
+
+grpc::Status StandInCourtPiece::GuestLogin(grpc::ServerContext*,
+                                           const cv1::GuestLoginRequest* request,
+                                           cv1::Session* session) {
+  if (request->device_secret().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "device_secret: required");
+  }
+  session->set_player_id("p1");
+  session->set_access_token("tok");
+  return grpc::Status::OK;
+}
+
+grpc::Status StandInCourtPiece::GetProfile(grpc::ServerContext* context,
+                                           const cv1::GetProfileRequest*, cv1::Profile* profile) {
+  if (!Authorized(context)) return Unauthenticated();
+  profile->set_player_id("p1");
+  profile->set_coins(5000);
+  return grpc::Status::OK;
+}
+
+grpc::Status StandInCourtPiece::Play(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<cv1::PlayResponse, cv1::PlayRequest>* stream) {
+  if (!Authorized(context)) return Unauthenticated();
+  cv1::PlayRequest request;
+  while (stream->Read(&request)) {
+    std::vector<cv1::PlayResponse> out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // one game across streams (a resume)
+      if (request.has_open()) {
+        if (request.open().table_id() == "gone") {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown table");
+        }
+        opens_.push_back(request.open());
+        if (request.open().table_id() == "moving" && opens_.size() == 1) {
+          return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
+        }
+        out = game_.Open(request.open());
+      } else {
+        out = game_.Command(request.command());
+      }
+    }
+    for (const cv1::PlayResponse& m : out) stream->Write(m);
+  }
+  return grpc::Status::OK;
+}
+
+std::vector<cv1::OpenTable> StandInCourtPiece::opens() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return opens_;
+}
+
 }  // namespace courtpiece::gateway::testing

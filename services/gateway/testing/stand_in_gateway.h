@@ -24,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "courtpiece/client/v1/client.grpc.pb.h"
+#include "services/gateway/testing/fake_game_for_test.h"
+
 namespace courtpiece::gateway::testing {
 
 class StandInGateway {
@@ -52,6 +55,31 @@ class StandInGateway {
   std::mutex mu_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;  // guarded by mu_
   std::vector<std::thread> connections_;                                // guarded by mu_
+};
+
+// The gRPC CourtPiece service with canned behaviour: GuestLogin answers a Session
+// {player_id "p1", access_token "tok"} (INVALID_ARGUMENT without a device secret);
+// GetProfile and Play need `authorization: Bearer tok` (else UNAUTHENTICATED "missing
+// token"); Play plays one fake game shared by every stream (so a reopen resumes by seq),
+// ends NOT_FOUND "unknown table" for an open of "gone", and cuts the first open of "moving"
+// with UNAVAILABLE "draining"; every open is recorded.
+class StandInCourtPiece final : public client::v1::CourtPiece::Service {
+ public:
+  grpc::Status GuestLogin(grpc::ServerContext* context,
+                          const client::v1::GuestLoginRequest* request,
+                          client::v1::Session* session) override;
+  grpc::Status GetProfile(grpc::ServerContext* context,
+                          const client::v1::GetProfileRequest* request,
+                          client::v1::Profile* profile) override;
+  grpc::Status Play(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<client::v1::PlayResponse, client::v1::PlayRequest>* stream) override;
+  std::vector<client::v1::OpenTable> opens();
+
+ private:
+  std::mutex mu_;
+  FakeGame game_;                             // guarded by mu_
+  std::vector<client::v1::OpenTable> opens_;  // guarded by mu_
 };
 
 }  // namespace courtpiece::gateway::testing
