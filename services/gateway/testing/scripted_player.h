@@ -23,8 +23,8 @@
 // not); CheckSeqs says whether every view's seqs strictly increase and a resumed view
 // (opened.resumed, or the gateway's own resume between notices "reconnecting" and
 // "reconnected") goes on above the previous one: no event doubled, none out of order. Lost
-// events are seen by comparing the seqs of events every seat gets (turn, trick, ...) across
-// players: EventSeqs(type).
+// events are seen by comparing across players the events every seat gets (turn, trick, ...;
+// each seat's copy has its own seq, so compare their seats / details, not seqs).
 // Reconnect: Reconnect() (or DropConnection() while Start()ed) drops the stream, dials again
 // and opens with open{table_id, last_seq}; with auto_reconnect, a stream that ends
 // UNAVAILABLE is reopened the same way (backoff 50 ms doubling to 1 s, for at most
