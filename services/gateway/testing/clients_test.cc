@@ -203,14 +203,10 @@ TEST(WsPlayClientTest, ScriptedPlayerPlaysOverWebSocket) {
   StandInGateway server;
   ScriptedPlayerOptions o;
   o.commands_per_second = 0;
-  ScriptedPlayer p(
-      "ann",
-      [&]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
-        auto c = DialWs(server.port());
-        if (!c.ok()) return c.status();
-        return std::unique_ptr<PlayTransport>(std::move(*c));
-      },
-      o);
+  WsOptions ws;
+  ws.port = server.port();
+  ws.authorization = kBearer;
+  ScriptedPlayer p("ann", WebSocketDialer(ws), o);
   ASSERT_TRUE(p.Open("t1").ok());
   p.Start();
   EXPECT_TRUE(p.WaitGameOver(absl::Seconds(10)));
@@ -241,9 +237,7 @@ class GrpcClientTest : public ::testing::Test {
   }
 
   ScriptedPlayer::Dialer Dialer(std::string authorization = kBearer) {
-    return [this, authorization]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
-      return std::unique_ptr<PlayTransport>(GrpcPlayClient::Start(channel_, authorization));
-    };
+    return GrpcDialer(channel_, authorization);
   }
 
   StandInCourtPiece service_;

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "services/gateway/testing/grpc_play_client.h"
 
 namespace courtpiece::gateway::testing {
 
@@ -171,6 +172,9 @@ absl::StatusOr<cv1::Opened> ScriptedPlayer::OpenOn(uint64_t last_seq) {
   cv1::PlayRequest open;
   open.mutable_open()->set_table_id(table_id_);
   open.mutable_open()->set_last_seq(last_seq);
+  if (!options_.open_access_token.empty()) {
+    open.mutable_open()->set_access_token(options_.open_access_token);
+  }
   absl::Status sent = transport_->Send(open);
   const absl::Time deadline = absl::Now() + options_.open_timeout;
   while (absl::Now() < deadline) {
@@ -535,6 +539,23 @@ absl::Status ScriptedPlayer::CheckSeqs() const {
     }
   }
   return absl::OkStatus();
+}
+
+ScriptedPlayer::Dialer WebSocketDialer(WsOptions options) {
+  return [options]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
+    absl::StatusOr<std::unique_ptr<WsPlayClient>> c = WsPlayClient::Connect(options);
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<PlayTransport>(std::move(*c));
+  };
+}
+
+ScriptedPlayer::Dialer GrpcDialer(std::shared_ptr<grpc::Channel> channel,
+                                  std::string authorization) {
+  return [channel = std::move(channel),
+          authorization =
+              std::move(authorization)]() -> absl::StatusOr<std::unique_ptr<PlayTransport>> {
+    return std::unique_ptr<PlayTransport>(GrpcPlayClient::Start(channel, authorization));
+  };
 }
 
 }  // namespace courtpiece::gateway::testing

@@ -50,7 +50,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "courtpiece/client/v1/client.pb.h"
+#include "grpcpp/channel.h"
 #include "services/gateway/testing/play_transport.h"
+#include "services/gateway/testing/ws_play_client.h"
 
 namespace courtpiece::gateway::testing {
 
@@ -62,6 +64,7 @@ struct ScriptedPlayerOptions {
   bool auto_reconnect = true;  // a stream ending UNAVAILABLE: dial again, resume
   absl::Duration reconnect_timeout = absl::Seconds(30);
   bool leave_at_game_over = false;  // send `leave` after `game_over`
+  std::string open_access_token;    // put in every open (a browser's WebSocket); "" none
 };
 
 // One view of the table: the events received after one `opened`.
@@ -178,6 +181,11 @@ class ScriptedPlayer {
   std::vector<client::v1::CommandResult> results_;
   std::optional<StreamEnd> end_;
 };
+
+// Dialers for the two transports: each call makes a new connection.
+ScriptedPlayer::Dialer WebSocketDialer(WsOptions options);
+ScriptedPlayer::Dialer GrpcDialer(std::shared_ptr<grpc::Channel> channel,
+                                  std::string authorization);
 
 }  // namespace courtpiece::gateway::testing
 
