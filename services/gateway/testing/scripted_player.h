@@ -92,8 +92,9 @@ class ScriptedPlayer {
   // `join` (retried on UNAVAILABLE); OK once seated.
   absl::Status Join();
   // Takes a due turn, then handles at most one message (waiting up to `timeout`). A stream
-  // end: reconnects when it should (see above), else answers the end's status (OK for a
-  // normal end) and stays ended.
+  // end: reconnects when it should (see above), else answers the end's status (OUT_OF_RANGE
+  // "the stream ended (OK)" for a normal end, so a loop stops) and stays ended; end() has
+  // the end itself.
   absl::Status Step(absl::Duration timeout);
   // Step()s until `done()` holds (OK), the stream ended for good (its status) or `timeout`
   // (DEADLINE_EXCEEDED).
