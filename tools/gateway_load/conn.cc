@@ -1,0 +1,373 @@
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <deque>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/client/v1/client.grpc.pb.h"
+#include "courtpiece/table/v1/table_service.grpc.pb.h"
+#include "load.h"
+#include "services/gateway/testing/client_json.h"
+
+namespace courtpiece::gateway_load {
+
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+namespace cv1 = ::courtpiece::client::v1;
+
+namespace {
+
+constexpr size_t kOutQueueMax = 1024;  // writes queued per connection; past it: dropped
+constexpr size_t kInFlightMax = 4096;  // commands awaiting their result per connection
+constexpr uint64_t kJoinId = 1;
+
+int64_t MicrosSince(SteadyClock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count();
+}
+
+// --- WebSocket --------------------------------------------------------------------------------
+
+class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
+ public:
+  WsConn(net::io_context& ioc, tcp::endpoint endpoint, std::string host, ConnSpec spec,
+         Stats* stats)
+      : ws_(net::make_strand(ioc)),
+        endpoint_(endpoint),
+        host_(std::move(host)),
+        spec_(std::move(spec)),
+        stats_(stats) {}
+
+  void Start() override {
+    net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->Connect(); });
+  }
+  bool ready() const override { return ready_.load(); }
+  void SendCommand() override {
+    net::post(ws_.get_executor(), [self = shared_from_this()] { self->Command(); });
+  }
+  void Stop() override {
+    net::post(ws_.get_executor(), [self = shared_from_this()] {
+      if (self->done_) return;
+      self->ws_.async_close(websocket::close_code::normal, [self](beast::error_code) {});
+    });
+  }
+
+ private:
+  void Connect() {
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(ws_).async_connect(
+        endpoint_, [self = shared_from_this()](beast::error_code ec) {
+          if (ec) return self->End(absl::StrCat("connect: ", ec.message()));
+          self->Upgrade();
+        });
+  }
+
+  void Upgrade() {
+    beast::get_lowest_layer(ws_).expires_never();
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+    const std::string auth = spec_.authorization;
+    ws_.set_option(websocket::stream_base::decorator([auth](websocket::request_type& req) {
+      if (!auth.empty()) req.set(beast::http::field::authorization, auth);
+    }));
+    ws_.async_handshake(host_, "/v1/play", [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->End(absl::StrCat("upgrade: ", ec.message()));
+      self->stats_->connected.fetch_add(1);
+      self->ws_.text(true);
+      if (self->spec_.table_id.empty()) {
+        self->Ready();
+      } else {
+        cv1::PlayRequest open;
+        open.mutable_open()->set_table_id(self->spec_.table_id);
+        self->Write(gateway::testing::ToJson(open));
+      }
+      self->Read();
+    });
+  }
+
+  void Read() {
+    ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        if (ec == websocket::error::closed) {
+          return self->End(absl::StrCat("close_", self->ws_.reason().code));
+        }
+        return self->End(ec.message());
+      }
+      const std::string text = beast::buffers_to_string(self->in_.data());
+      self->in_.consume(self->in_.size());
+      self->OnText(text);
+      self->Read();
+    });
+  }
+
+  void OnText(const std::string& text) {
+    cv1::PlayResponse m;
+    if (!gateway::testing::FromJson(text, &m).ok()) {
+      stats_->codes.Add("bad_json");
+      return;
+    }
+    if (m.has_opened()) {
+      if (m.opened().seat() >= 0) return Ready();
+      cv1::PlayRequest join;
+      join.mutable_command()->set_command_id(kJoinId);
+      join.mutable_command()->set_type("join");
+      Write(gateway::testing::ToJson(join));
+      return;
+    }
+    if (!m.has_result()) return;
+    if (!ready_ && m.result().command_id() == kJoinId) {
+      if (m.result().code() == 0) return Ready();
+      stats_->codes.Add(absl::StrCat("join_", gateway::testing::StatusCodeName(m.result().code())));
+      return End("join refused");
+    }
+    OnResult(m.result().command_id(), m.result().code());
+  }
+
+  void OnResult(uint64_t id, int code) {
+    while (!in_flight_.empty() && in_flight_.front().first < id) in_flight_.pop_front();
+    if (in_flight_.empty() || in_flight_.front().first != id) return;
+    stats_->latency.Add(MicrosSince(in_flight_.front().second));
+    in_flight_.pop_front();
+    stats_->answered.fetch_add(1, std::memory_order_relaxed);
+    stats_->codes.Add(gateway::testing::StatusCodeName(code));
+  }
+
+  void Ready() {
+    if (ready_.exchange(true)) return;
+    stats_->ready.fetch_add(1);
+  }
+
+  void Command() {
+    if (!ready_ || done_ || in_flight_.size() >= kInFlightMax) return;
+    cv1::PlayRequest r;
+    const uint64_t id = next_id_++;
+    r.mutable_command()->set_command_id(id);
+    r.mutable_command()->set_type("vote");
+    r.mutable_command()->set_yes(true);
+    in_flight_.emplace_back(id, SteadyClock::now());
+    stats_->sent.fetch_add(1, std::memory_order_relaxed);
+    Write(gateway::testing::ToJson(r));
+  }
+
+  void Write(std::string text) {
+    if (done_) return;
+    if (out_.size() >= kOutQueueMax) {
+      stats_->codes.Add("client_queue_full");
+      return;
+    }
+    out_.push_back(std::move(text));
+    if (out_.size() == 1) DoWrite();
+  }
+
+  void DoWrite() {
+    ws_.async_write(net::buffer(out_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      if (ec) return self->End(absl::StrCat("write: ", ec.message()));
+                      self->out_.pop_front();
+                      if (!self->out_.empty()) self->DoWrite();
+                    });
+  }
+
+  void End(const std::string& why) {
+    if (done_) return;
+    done_ = true;
+    out_.clear();
+    stats_->ends.Add(why);
+    if (ready_) {
+      stats_->ended.fetch_add(1);
+    } else {
+      stats_->failed.fetch_add(1);
+    }
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  const tcp::endpoint endpoint_;
+  const std::string host_;
+  const ConnSpec spec_;
+  Stats* const stats_;
+  beast::flat_buffer in_;
+  std::deque<std::string> out_;
+  std::deque<std::pair<uint64_t, SteadyClock::time_point>> in_flight_;
+  uint64_t next_id_ = kJoinId + 1;
+  std::atomic<bool> ready_{false};
+  bool done_ = false;
+};
+
+// --- gRPC (the gateway's CourtPiece.Play, or a table's TableService.Play) -----------------------
+
+template <typename Stub, typename Req, typename Resp>
+class GrpcConn final : public Conn,
+                       public grpc::ClientBidiReactor<Req, Resp>,
+                       public std::enable_shared_from_this<GrpcConn<Stub, Req, Resp>> {
+ public:
+  GrpcConn(std::unique_ptr<Stub> stub, bool direct, ConnSpec spec, Stats* stats)
+      : stub_(std::move(stub)), direct_(direct), spec_(std::move(spec)), stats_(stats) {}
+
+  void Start() override {
+    self_ = this->shared_from_this();
+    if (direct_) {
+      context_.AddMetadata("courtpiece-player-id", spec_.player_id);
+    } else if (!spec_.authorization.empty()) {
+      context_.AddMetadata("authorization", spec_.authorization);
+    }
+    stub_->async()->Play(&context_, this);
+    if (spec_.table_id.empty()) {  // a bare stream (idle mode without --open)
+      this->StartRead(&in_);
+      this->StartCall();
+      stats_->connected.fetch_add(1);
+      MarkReady();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Req open;
+      open.mutable_open()->set_table_id(spec_.table_id);
+      out_.push_back(std::move(open));
+      writing_ = true;
+      this->StartWrite(&out_.front());
+    }
+    this->StartRead(&in_);
+    this->StartCall();
+    stats_->connected.fetch_add(1);
+  }
+  bool ready() const override { return ready_.load(); }
+  void Stop() override { context_.TryCancel(); }
+
+  void SendCommand() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ready_ || done_ || in_flight_.size() >= kInFlightMax || out_.size() >= kOutQueueMax) {
+      return;
+    }
+    const uint64_t id = next_id_++;
+    Req r;
+    r.mutable_command()->set_command_id(id);
+    r.mutable_command()->set_type("vote");
+    r.mutable_command()->set_yes(true);
+    in_flight_.emplace_back(id, SteadyClock::now());
+    stats_->sent.fetch_add(1, std::memory_order_relaxed);
+    WriteLocked(std::move(r));
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!out_.empty()) out_.pop_front();
+    if (!ok) {
+      out_.clear();
+      writing_ = false;
+      return;
+    }
+    if (out_.empty()) {
+      writing_ = false;
+    } else {
+      this->StartWrite(&out_.front());
+    }
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // OnDone follows
+    Handle(in_);
+    this->StartRead(&in_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    stats_->ends.Add(gateway::testing::StatusCodeName(status.error_code()));
+    if (ready_) {
+      stats_->ended.fetch_add(1);
+    } else {
+      stats_->failed.fetch_add(1);
+    }
+    self_.reset();  // may delete this: the last thing done
+  }
+
+ private:
+  void WriteLocked(Req r) {
+    out_.push_back(std::move(r));
+    if (!writing_) {
+      writing_ = true;
+      this->StartWrite(&out_.front());
+    }
+  }
+
+  void Handle(const Resp& m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (m.has_opened()) {
+      if (m.opened().seat() >= 0) {
+        MarkReady();
+      } else {
+        Req join;
+        join.mutable_command()->set_command_id(kJoinId);
+        join.mutable_command()->set_type("join");
+        WriteLocked(std::move(join));
+      }
+      return;
+    }
+    if (!m.has_result()) return;
+    const uint64_t id = m.result().command_id();
+    if (!ready_ && id == kJoinId) {
+      if (m.result().code() == 0) {
+        MarkReady();
+      } else {
+        stats_->codes.Add(
+            absl::StrCat("join_", gateway::testing::StatusCodeName(m.result().code())));
+        context_.TryCancel();
+      }
+      return;
+    }
+    while (!in_flight_.empty() && in_flight_.front().first < id) in_flight_.pop_front();
+    if (in_flight_.empty() || in_flight_.front().first != id) return;
+    stats_->latency.Add(MicrosSince(in_flight_.front().second));
+    in_flight_.pop_front();
+    stats_->answered.fetch_add(1, std::memory_order_relaxed);
+    stats_->codes.Add(gateway::testing::StatusCodeName(m.result().code()));
+  }
+
+  void MarkReady() {
+    if (ready_.exchange(true)) return;
+    stats_->ready.fetch_add(1);
+  }
+
+  std::unique_ptr<Stub> stub_;
+  const bool direct_;
+  const ConnSpec spec_;
+  Stats* const stats_;
+  std::shared_ptr<GrpcConn> self_;  // alive until OnDone
+  grpc::ClientContext context_;
+  Resp in_;
+  std::mutex mu_;
+  std::deque<Req> out_;                                                 // guarded by mu_
+  bool writing_ = false;                                                // guarded by mu_
+  bool done_ = false;                                                   // guarded by mu_
+  std::deque<std::pair<uint64_t, SteadyClock::time_point>> in_flight_;  // guarded by mu_
+  uint64_t next_id_ = kJoinId + 1;                                      // guarded by mu_
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace
+
+std::shared_ptr<Conn> MakeWsConn(net::io_context& ioc, const tcp::endpoint& gateway,
+                                 const std::string& host_header, ConnSpec spec, Stats* stats) {
+  return std::make_shared<WsConn>(ioc, gateway, host_header, std::move(spec), stats);
+}
+
+std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool direct,
+                                   ConnSpec spec, Stats* stats) {
+  if (direct) {
+    using S = table::v1::TableService::Stub;
+    return std::make_shared<GrpcConn<S, table::v1::PlayRequest, table::v1::PlayResponse>>(
+        table::v1::TableService::NewStub(std::move(channel)), true, std::move(spec), stats);
+  }
+  using S = cv1::CourtPiece::Stub;
+  return std::make_shared<GrpcConn<S, cv1::PlayRequest, cv1::PlayResponse>>(
+      cv1::CourtPiece::NewStub(std::move(channel)), false, std::move(spec), stats);
+}
+
+}  // namespace courtpiece::gateway_load
