@@ -100,12 +100,10 @@ start lobby COURTPIECE_PG_URL="$url/gatewayload" COURTPIECE_LOBBY_ADDR="127.0.0.
   COURTPIECE_LOBBY_REDIS_DB="$redis_db" COURTPIECE_LOBBY_SIGNING_KEY="$signing" \
   "$bin/courtpiece-lobby"
 wait_port "$lobby_port"
-# The gateway's configuration. NOTE: the names of its listen and upstream addresses are
-# main.cc's (the lead's); these follow docs/services.md's pattern; check them when it lands.
 start gateway COURTPIECE_GATEWAY_ADDR="127.0.0.1:$gw_grpc_port" \
   COURTPIECE_GATEWAY_HTTP_ADDR="127.0.0.1:$gw_http_port" COURTPIECE_GATEWAY_METRICS_ADDR=off \
-  COURTPIECE_GATEWAY_LOBBY_ADDR="127.0.0.1:$lobby_port" COURTPIECE_TABLE_REDIS_DB="$redis_db" \
-  COURTPIECE_GATEWAY_VERIFY_KEYS="$verify" COURTPIECE_LOBBY_VERIFY_KEYS="$verify" \
+  COURTPIECE_GATEWAY_LOBBY_ADDR="127.0.0.1:$lobby_port" COURTPIECE_GATEWAY_REDIS_DB="$redis_db" \
+  COURTPIECE_GATEWAY_VERIFY_KEYS="$verify" \
   COURTPIECE_GATEWAY_CONNECTIONS_MAX=30000 COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX=30000 \
   "$bin/courtpiece-gateway"
 gateway_pid=$started
