@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "courtpiece/auth/keys.h"
@@ -30,6 +31,9 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "services/gateway/testing/http_client.h"
+#include "services/gateway/testing/scripted_player.h"
+#include "services/gateway/testing/ws_play_client.h"
 #include "services/table/testing/fake_receivers.h"
 #include "services/table/testing/play_client.h"
 
@@ -38,11 +42,14 @@ namespace {
 
 namespace cv1 = ::courtpiece::client::v1;
 namespace pb = ::courtpiece::table::v1;
-using table_service::testing::AutoPlayer;
 using table_service::testing::CoinDeltasBySeat;
 using table_service::testing::FakeReceivers;
-using table_service::testing::MakeCommand;
-using table_service::testing::PlayClient;
+using testing::GrpcDialer;
+using testing::HttpClient;
+using testing::ScriptedPlayer;
+using testing::ScriptedPlayerOptions;
+using testing::WebSocketDialer;
+using testing::WsOptions;
 
 constexpr int64_t kGrant = 5'000;
 constexpr int64_t kBet = 25;
@@ -58,26 +65,28 @@ bool WaitHealthy(const std::string& address) {
   return common::WaitServing(address, absl::Seconds(15));
 }
 
-// One person at a table, over gRPC through the gateway.
+// One person at a table, through the gateway: a mobile client (gRPC) or a web client
+// (HTTP JSON for sign-in, a WebSocket for play). Either way a scripted player that does not
+// resume by itself: the gateway must.
 struct Player {
   std::string name;
+  bool web = false;
   cv1::Session session;
-  int seat = -1;
-  std::unique_ptr<PlayClient> stream;
-  std::unique_ptr<AutoPlayer> auto_player;
+  std::unique_ptr<ScriptedPlayer> play;
 
+  // The events as the table service's messages (the client API mirrors them on the wire).
   std::vector<pb::TableEvent> Events() const {
     std::vector<pb::TableEvent> out;
-    for (const pb::PlayResponse& m : stream->messages()) {
-      if (m.has_event()) out.push_back(m.event());
+    for (const cv1::TableEvent& e : play->events()) {
+      pb::TableEvent copy;
+      copy.ParseFromString(e.SerializeAsString());
+      out.push_back(std::move(copy));
     }
     return out;
   }
   std::vector<std::string> Notices() const {
     std::vector<std::string> out;
-    for (const pb::PlayResponse& m : stream->messages()) {
-      if (m.has_notice()) out.push_back(m.notice().type());
-    }
+    for (const cv1::Notice& n : play->notices()) out.push_back(n.type());
     return out;
   }
 };
@@ -212,6 +221,12 @@ class GatewayE2eTest : public ::testing::Test {
     cv1::GuestLoginRequest request;
     request.set_device_secret(absl::StrCat("device-", p.name, "-0123456789abcdef0123456789"));
     request.set_display_name(p.name);
+    if (p.web) {
+      absl::StatusOr<cv1::Session> session = Http().Call<cv1::Session>("GuestLogin", request);
+      ASSERT_TRUE(session.ok()) << session.status();
+      p.session = *session;
+      return;
+    }
     grpc::ClientContext context;
     common::SetTimeout(context, kRpc);
     grpc::Status s = client_->GuestLogin(&context, request, &p.session);
@@ -225,31 +240,40 @@ class GatewayE2eTest : public ::testing::Test {
     return profile.coins();
   }
 
+  HttpClient& Http() {
+    if (http_ == nullptr) http_ = std::make_unique<HttpClient>("127.0.0.1", HttpPort());
+    return *http_;
+  }
+  WsOptions Ws(const std::string& authorization = "") const {
+    WsOptions options;
+    options.port = HttpPort();
+    options.authorization = authorization;
+    return options;
+  }
+  uint16_t HttpPort() const {
+    return static_cast<uint16_t>(std::stoi(http_addr_.substr(http_addr_.rfind(':') + 1)));
+  }
+
+  // A fresh connection for `p` per dial: a WebSocket (the token in its first message, as a
+  // browser sends it) or a gRPC stream (the token in the metadata).
+  ScriptedPlayer::Dialer DialerFor(const Player& p) {
+    if (p.web) return WebSocketDialer(Ws());
+    return GrpcDialer(grpc::CreateChannel(gateway_addr_, grpc::InsecureChannelCredentials()),
+                      "Bearer " + p.session.access_token());
+  }
+
   // Opens `p`'s play stream through the gateway and seats them (the host is seated already).
   void Sit(Player& p, const std::string& table_id) {
-    p.stream = PlayClient::ViaGateway(gateway_addr_, p.session.access_token());
-    absl::StatusOr<pb::Opened> opened = p.stream->Open(table_id, 0, kRpc);
+    ScriptedPlayerOptions options;
+    options.player_id = p.session.player_id();
+    options.commands_per_second = 15;
+    options.auto_reconnect = false;
+    if (p.web) options.open_access_token = p.session.access_token();
+    p.play = std::make_unique<ScriptedPlayer>(p.name, DialerFor(p), options);
+    absl::StatusOr<cv1::Opened> opened = p.play->Open(table_id);
     ASSERT_TRUE(opened.ok()) << opened.status();
-    EXPECT_EQ(opened->table().owner_addr(), "") << "an internal field reached a client";
-    p.seat = opened->seat();
-    if (p.seat < 0) {
-      absl::StatusOr<pb::CommandResult> r = p.stream->Send(MakeCommand("join"), kRpc);
-      ASSERT_TRUE(r.ok()) << r.status();
-      ASSERT_EQ(r->code(), 0) << r->message();
-      ASSERT_TRUE(p.stream->WaitFor(
-          [&](const std::vector<pb::PlayResponse>& ms) {
-            for (const pb::PlayResponse& m : ms) {
-              if (m.has_event() && m.event().type() == "seated" &&
-                  m.event().player() == p.session.player_id()) {
-                p.seat = m.event().seat();
-                return true;
-              }
-            }
-            return false;
-          },
-          kRpc));
-    }
-    p.auto_player = std::make_unique<AutoPlayer>(*p.stream);
+    ASSERT_TRUE(p.play->Join().ok()) << p.name;
+    ASSERT_GE(p.play->seat(), 0) << p.name;
   }
 
   // Four players sign in; the first creates the table through the gateway, the others find
@@ -261,6 +285,7 @@ class GatewayE2eTest : public ::testing::Test {
     for (int i = 0; i < 4; ++i) {
       auto p = std::make_unique<Player>();
       p->name = absl::StrCat(name, "P", i);
+      p->web = i % 2 == 1;
       EXPECT_NO_FATAL_FAILURE(Login(*p));
       game->players.push_back(std::move(p));
     }
@@ -279,12 +304,14 @@ class GatewayE2eTest : public ::testing::Test {
       EXPECT_EQ(found.table_id(), game->ref.table_id());
       EXPECT_NO_FATAL_FAILURE(Sit(*p, found.table_id()));
     }
-    absl::StatusOr<pb::CommandResult> start =
-        game->players[0]->stream->Send(MakeCommand("start_now"), kRpc);
+    cv1::TableCommand start_now;
+    start_now.set_type("start_now");
+    absl::StatusOr<cv1::CommandResult> start = game->players[0]->play->Send(start_now);
     EXPECT_TRUE(start.ok()) << start.status();
     if (start.ok()) {
       EXPECT_EQ(start->code(), 0) << start->message();
     }
+    for (auto& p : game->players) p->play->Start();
     games_.push_back(std::move(game));
     return *games_.back();
   }
@@ -306,7 +333,8 @@ class GatewayE2eTest : public ::testing::Test {
         if (e.type() == "trick") {
           EXPECT_EQ(played, 4) << g.name << " " << p->name << " trick at seq " << e.seq();
           played = 0;
-          mine.push_back(absl::StrCat(e.seq(), ":", e.seat(), ":", e.value()));
+          // Seqs differ per seat (each seat's copy of an event has its own): compare content.
+          mine.push_back(absl::StrCat(e.seat(), ":", e.value(), ":", e.detail()));
         }
       }
       EXPECT_FALSE(mine.empty()) << g.name << " " << p->name;
@@ -321,8 +349,9 @@ class GatewayE2eTest : public ::testing::Test {
     const std::vector<int64_t> delta = CoinDeltasBySeat(g.players[0]->Events(), kBet, &rounds);
     EXPECT_GE(rounds, 1) << g.name;
     for (const auto& p : g.players) {
-      ASSERT_GE(p->seat, 0);
-      EXPECT_EQ(CoinsOf(*p), kGrant + delta[p->seat]) << g.name << " " << p->name;
+      const int seat = p->play->seat();
+      ASSERT_GE(seat, 0);
+      EXPECT_EQ(CoinsOf(*p), kGrant + delta[seat]) << g.name << " " << p->name;
     }
   }
 
@@ -334,6 +363,7 @@ class GatewayE2eTest : public ::testing::Test {
   std::vector<std::string> table_addrs_;
   const auth::SigningKey key_ = auth::SigningKey::Generate("e2e");
   std::unique_ptr<cv1::CourtPiece::Stub> client_;
+  std::unique_ptr<HttpClient> http_;
   std::vector<std::unique_ptr<Game>> games_;
 };
 
@@ -356,7 +386,10 @@ TEST_F(GatewayE2eTest, EveryGameTypeSurvivesAKillNineOfItsTableInstance) {
 
   // Wait until every game is playing (a few cards down), then kill the busier instance.
   for (auto& g : games_) {
-    ASSERT_TRUE(g->players[0]->stream->WaitForEvent("played", kGame).has_value()) << g->name;
+    Player& host = *g->players[0];
+    ASSERT_TRUE(
+        host.play->WaitUntil([&] { return !host.play->EventSeqs("played").empty(); }, kGame))
+        << g->name;
   }
   // Which instance owns each table: GetTable on either names the owner.
   std::map<std::string, int> owned;
@@ -380,9 +413,11 @@ TEST_F(GatewayE2eTest, EveryGameTypeSurvivesAKillNineOfItsTableInstance) {
 
   for (auto& g : games_) {
     for (auto& p : g->players) {
-      EXPECT_TRUE(p->auto_player->WaitGameOver(kGame)) << g->name << " " << p->name;
-      EXPECT_THAT(p->auto_player->faults(), ::testing::IsEmpty()) << g->name;
-      EXPECT_FALSE(p->stream->ended()) << "the gateway gave up on " << p->name;
+      EXPECT_TRUE(p->play->WaitGameOver(kGame)) << g->name << " " << p->name;
+      EXPECT_THAT(p->play->faults(), ::testing::IsEmpty()) << g->name;
+      EXPECT_FALSE(p->play->ended()) << "the gateway gave up on " << p->name;
+      EXPECT_TRUE(p->play->CheckSeqs().ok()) << p->play->CheckSeqs();
+      EXPECT_EQ(p->play->reconnects(), 0) << "the client had to reconnect itself";
     }
   }
   int resumed_streams = 0;
@@ -426,21 +461,180 @@ TEST_F(GatewayE2eTest, TokensAreCheckedAtTheGatewayWithExactCodes) {
   EXPECT_THAT(s.error_message(), ::testing::HasSubstr("bad signature"));
   // Expired: issued an hour ago for a minute.
   FakeClock past(absl::Now() - absl::Hours(1));
-  const auth::TokenSigner old(key_, past);
+  const auth::TokenSigner old(key_, past);  // also used below
   s = call_profile("Bearer " +
                    old.Sign(ann.session.player_id(), auth::Role::kPlayer, absl::Minutes(1)));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_THAT(s.error_message(), ::testing::HasSubstr("expired token"));
 
-  // A Play stream without a token ends UNAUTHENTICATED before anything reaches a table.
-  std::unique_ptr<PlayClient> anonymous = PlayClient::ViaGateway(gateway_addr_, "");
-  absl::StatusOr<pb::Opened> opened = anonymous->Open("no-such-table", 0, kRpc);
-  EXPECT_EQ(opened.status().code(), absl::StatusCode::kUnauthenticated) << opened.status();
-  // With a token, an unknown table ends NOT_FOUND.
-  std::unique_ptr<PlayClient> lost =
-      PlayClient::ViaGateway(gateway_addr_, ann.session.access_token());
-  opened = lost->Open("no-such-table", 0, kRpc);
-  EXPECT_EQ(opened.status().code(), absl::StatusCode::kNotFound) << opened.status();
+  // The same over HTTP: 401 with the JSON error body; a player's token on the admin API: 403;
+  // an admin's token: the player's dossier.
+  absl::StatusOr<testing::HttpResponse> r = Http().Post("/v1/GetProfile", "{}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 401);
+  EXPECT_THAT(r->body, ::testing::HasSubstr("\"code\":16"));
+  r = Http().Post("/v1/GetProfile", "{}",
+                  {{"authorization", "Bearer " + ann.session.access_token()}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, ::testing::HasSubstr(absl::StrCat("\"coins\":\"", kGrant, "\"")));
+  const std::string dossier_request =
+      absl::StrCat(R"({"playerId":")", ann.session.player_id(), R"("})");
+  r = Http().Post("/admin/v1/GetPlayer", dossier_request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 401) << r->body;
+  r = Http().Post("/admin/v1/GetPlayer", dossier_request,
+                  {{"authorization", "Bearer " + ann.session.access_token()}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 403) << r->body;
+  const auth::TokenSigner admin_signer(key_, RealClock::Instance());
+  const std::string admin_token =
+      admin_signer.Sign("ops-admin-1", auth::Role::kAdmin, absl::Minutes(5));
+  r = Http().Post("/admin/v1/GetPlayer", dossier_request,
+                  {{"authorization", "Bearer " + admin_token}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_THAT(r->body, ::testing::HasSubstr(ann.session.player_id()));
+
+  // Play without a token ends UNAUTHENTICATED before anything reaches a table: over gRPC,
+  // and over a WebSocket (close 4016) with no token or an expired one; with a token, an
+  // unknown table ends NOT_FOUND (4005).
+  auto channel = grpc::CreateChannel(gateway_addr_, grpc::InsecureChannelCredentials());
+  ScriptedPlayer anonymous("anonymous", GrpcDialer(channel, ""));
+  EXPECT_EQ(anonymous.Open("no-such-table").status().code(), absl::StatusCode::kUnauthenticated);
+  ScriptedPlayer lost("lost", GrpcDialer(channel, "Bearer " + ann.session.access_token()));
+  EXPECT_EQ(lost.Open("no-such-table").status().code(), absl::StatusCode::kNotFound);
+  struct WebCase {
+    std::string token;
+    int close_code;
+  };
+  const std::string expired =
+      old.Sign(ann.session.player_id(), auth::Role::kPlayer, absl::Minutes(1));
+  for (const WebCase& c :
+       {WebCase{"", 4016}, WebCase{expired, 4016}, WebCase{ann.session.access_token(), 4005}}) {
+    ScriptedPlayerOptions options;
+    options.auto_reconnect = false;
+    options.open_access_token = c.token;
+    ScriptedPlayer web("web", WebSocketDialer(Ws()), options);
+    EXPECT_FALSE(web.Open("no-such-table").ok());
+    ASSERT_TRUE(web.end().has_value());
+    EXPECT_EQ(web.end()->ws_close_code, c.close_code) << web.end()->ws_reason;
+  }
+}
+
+// Limits and bad input through the real gateway, each with its exact code; the gateway
+// serves others all along.
+class GatewayLimitsE2eTest : public GatewayE2eTest {
+ protected:
+  std::vector<std::string> GatewayEnv() override {
+    std::vector<std::string> env = GatewayE2eTest::GatewayEnv();
+    env.push_back("COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX=8");
+    return env;
+  }
+};
+
+TEST_F(GatewayLimitsE2eTest, EveryLimitAnswersWithItsExactCode) {
+  Player ann;
+  ann.name = "Ann";
+  ann.web = true;
+  ASSERT_NO_FATAL_FAILURE(Login(ann));  // one keep-alive HTTP connection from now on
+  const std::string bearer = "Bearer " + ann.session.access_token();
+  cv1::CreateTableRequest create;
+  create.set_request_id("limits");
+  create.mutable_options()->set_game_options(R"({"game":"classic","target":1})");
+  create.mutable_options()->set_bet_coins(kBet);
+  create.mutable_options()->set_turn_time_ms(15'000);
+  absl::StatusOr<cv1::TableRef> table = Http().Call<cv1::TableRef>("CreateTable", create, bearer);
+  ASSERT_TRUE(table.ok()) << table.status();
+
+  // Bad HTTP: unknown method 404, wrong verb 405, malformed JSON 400, an unknown field 400.
+  absl::StatusOr<testing::HttpResponse> r = Http().Post("/v1/NoSuchMethod", "{}");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 404);
+  r = Http().Get("/v1/GuestLogin");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 405);
+  r = Http().Post("/v1/ResolveCode", "{\"code\":", {{"authorization", bearer}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  r = Http().Post("/v1/ResolveCode", R"({"code":"123456","ownerAddr":"x"})",
+                  {{"authorization", bearer}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  // The web client and its invite links.
+  r = Http().Get(absl::StrCat("/t/", table->code()));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_THAT(r->body, ::testing::HasSubstr("<title>Court Piece</title>"));
+  r = Http().Get("/assets/app-1a2b3c.js");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_THAT(r->Header("cache-control"), ::testing::HasSubstr("immutable"));
+  EXPECT_THAT(r->Header("content-type"), ::testing::HasSubstr("javascript"));
+
+  // WebSocket: a first frame that is not JSON -> 4003; a frame over 16 KiB -> 1009.
+  const WsOptions ws = Ws(bearer);
+  {
+    absl::StatusOr<std::unique_ptr<testing::WsPlayClient>> c = testing::WsPlayClient::Connect(ws);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->SendText("{not json").ok());
+    std::optional<testing::StreamEnd> end = (*c)->WaitEnd(kRpc);
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(end->ws_close_code, 4003) << end->ws_reason;
+  }
+  {
+    absl::StatusOr<std::unique_ptr<testing::WsPlayClient>> c = testing::WsPlayClient::Connect(ws);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->SendText(std::string(17 * 1024, ' ')).ok());
+    std::optional<testing::StreamEnd> end = (*c)->WaitEnd(kRpc);
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(end->ws_close_code, 1009) << end->ws_reason;
+  }
+  // A flood of commands (200/s, burst 200 here): refusals with code 8, and after 100 of them
+  // the stream is closed 4008; the table never saw the refused ones.
+  {
+    absl::StatusOr<std::unique_ptr<testing::WsPlayClient>> c = testing::WsPlayClient::Connect(ws);
+    ASSERT_TRUE(c.ok()) << c.status();
+    cv1::PlayRequest open;
+    open.mutable_open()->set_table_id(table->table_id());
+    ASSERT_TRUE((*c)->Send(open).ok());
+    absl::StatusOr<cv1::PlayResponse> opened = (*c)->Read(kRpc);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_TRUE(opened->has_opened());
+    for (int i = 1; i <= 600; ++i) {
+      cv1::PlayRequest vote;
+      vote.mutable_command()->set_command_id(i);
+      vote.mutable_command()->set_type("vote");
+      if (!(*c)->Send(vote).ok()) break;
+    }
+    int refused = 0;
+    for (;;) {
+      absl::StatusOr<cv1::PlayResponse> m = (*c)->Read(kRpc);
+      if (!m.ok()) break;
+      if (m->has_result() && m->result().code() == 8 &&
+          absl::StartsWith(m->result().message(), "too many commands: at most")) {
+        ++refused;
+      }
+    }
+    const std::optional<testing::StreamEnd> end = (*c)->end();
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(end->ws_close_code, 4008) << end->ws_reason;
+    EXPECT_EQ(end->ws_reason, "too many commands: 100 refused");
+    EXPECT_EQ(refused, 100);
+  }
+  // Connections per address (8 here; the HTTP client holds one): the 8th WebSocket is
+  // refused, and one closing makes room again.
+  std::vector<std::unique_ptr<testing::WsPlayClient>> held;
+  for (int i = 0; i < 7; ++i) {
+    absl::StatusOr<std::unique_ptr<testing::WsPlayClient>> c = testing::WsPlayClient::Connect(ws);
+    ASSERT_TRUE(c.ok()) << i << ": " << c.status();
+    held.push_back(*std::move(c));
+  }
+  EXPECT_FALSE(testing::WsPlayClient::Connect(ws).ok());
+  ASSERT_TRUE(held.back()->Close().ok());
+  held.pop_back();
+  absl::SleepFor(absl::Milliseconds(200));  // the gateway notices the close
+  EXPECT_TRUE(testing::WsPlayClient::Connect(ws).ok());
 }
 
 }  // namespace

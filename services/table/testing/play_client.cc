@@ -63,13 +63,6 @@ PlayClient::PlayClient(std::string address, std::string player)
       channel_(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
       stub_(pb::TableService::NewStub(channel_)) {}
 
-std::unique_ptr<PlayClient> PlayClient::ViaGateway(std::string address, std::string access_token) {
-  auto client = std::make_unique<PlayClient>(std::move(address), "");
-  client->access_token_ = std::move(access_token);
-  client->via_gateway_ = true;
-  return client;
-}
-
 PlayClient::~PlayClient() {
   Cancel();
   if (reader_.joinable()) reader_.join();
@@ -78,17 +71,7 @@ PlayClient::~PlayClient() {
 bool PlayClient::Start(const pb::PlayRequest& first) {
   if (stream_ != nullptr) return false;
   if (!player_.empty()) context_.AddMetadata(kPlayerIdMetadata, player_);
-  if (via_gateway_) {
-    if (!access_token_.empty()) context_.AddMetadata("authorization", "Bearer " + access_token_);
-    // The client API's Play: the same messages on the wire, another method.
-    static const grpc::internal::RpcMethod kGatewayPlay("/courtpiece.client.v1.CourtPiece/Play",
-                                                        grpc::internal::RpcMethod::BIDI_STREAMING);
-    stream_.reset(
-        grpc::internal::ClientReaderWriterFactory<pb::PlayRequest, pb::PlayResponse>::Create(
-            channel_.get(), kGatewayPlay, &context_));
-  } else {
-    stream_ = stub_->Play(&context_);
-  }
+  stream_ = stub_->Play(&context_);
   reader_ = std::thread([this] { ReadLoop(); });
   return Write(first);
 }

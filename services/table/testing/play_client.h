@@ -51,8 +51,6 @@ class PlayClient {
  public:
   // `player` empty: no "courtpiece-player-id" metadata at all.
   PlayClient(std::string address, std::string player);
-  // A client of the gateway's CourtPiece.Play, authenticated by `access_token` ("" none).
-  static std::unique_ptr<PlayClient> ViaGateway(std::string address, std::string access_token);
   ~PlayClient();  // cancels the stream if open and joins the reader
   PlayClient(const PlayClient&) = delete;
   PlayClient& operator=(const PlayClient&) = delete;
@@ -96,8 +94,6 @@ class PlayClient {
   void ReadLoop();
 
   const std::string address_, player_;
-  std::string access_token_;  // via the gateway: sent as authorization instead of player_
-  bool via_gateway_ = false;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   grpc::ClientContext context_;
