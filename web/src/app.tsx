@@ -271,7 +271,7 @@ function Lobby(props: {
           <Avatar player={profile?.playerId ?? api.playerId} avatarId={profile?.avatarId} size={40} />
           <div>
             <div class="name" data-testid="my-name">{profile?.displayName ?? '…'}</div>
-            <div class="coins" data-testid="coins" aria-label="coins">
+            <div class="coins" data-testid="coins" role="group" aria-label="coins">
               <span class="coin" aria-hidden="true" /> {profile ? (profile.coins === '-1' ? '—' : Number(profile.coins).toLocaleString()) : '…'}
             </div>
           </div>

@@ -68,6 +68,15 @@ export interface RoundResult {
   score: [number, number];
 }
 
+export interface FinishedGame {
+  gameNo: number;
+  team: number;
+  score: [number, number];
+  endedEarly: boolean;
+  results: RoundResult[];
+  courts: [number, number];
+}
+
 export interface VoteView {
   seat: number;
   asker: string;
@@ -118,6 +127,8 @@ export interface TableState {
   score: [number, number];
   gameNo: number;
   gameOver: null | { team: number; score: [number, number]; endedEarly: boolean };
+  /** the last finished game, kept after the next one starts (the results screen) */
+  finishedGame: null | FinishedGame;
   courts: [number, number];
   endEarly: number[]; // seats that agreed to end early
   round: RoundView | null;
@@ -174,6 +185,7 @@ export function initialState(tableId: string, me: string): TableState {
     score: [0, 0],
     gameNo: 0,
     gameOver: null,
+    finishedGame: null,
     courts: [0, 0],
     endEarly: [],
     round: null,
@@ -553,7 +565,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
         log: log(s, now, `Game ${value} starts`),
       };
     case 'count_in':
-      return { ...s, phase: 'count_in', countInUntilMs: value, autoStartAtMs: 0, gameOver: null };
+      return { ...s, phase: 'count_in', countInUntilMs: value, autoStartAtMs: 0, gameOver: null, pot: 0 };
     case 'count_in_cancelled':
       return { ...s, phase: 'waiting', countInUntilMs: 0, log: log(s, now, 'Count-in stopped: someone left') };
     case 'staking':
@@ -600,7 +612,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
         lastResult: res,
         results: [...s.results, res],
         phase: court ? 'court_stake' : 'waiting',
-        pot: court ? s.pot + 2 * s.betCoins : s.pot,
+        pot: court ? s.pot + 2 * s.betCoins : 0,
         round: s.round ? { ...s.round, toAct: -1, turnDeadlineMs: 0 } : s.round,
         log: log(s, now, resultText(s, res)),
       };
@@ -614,7 +626,9 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
         ...s,
         score,
         phase: 'waiting',
+        pot: 0,
         gameOver: { team: seat, score, endedEarly },
+        finishedGame: { gameNo: s.gameNo, team: seat, score, endedEarly, results: s.results, courts: s.courts },
         endEarly: [],
         log: log(s, now, endedEarly ? 'The game was ended early' : `Game over: ${teamName(s, seat)} win ${score[0]}-${score[1]}`),
       };

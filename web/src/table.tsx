@@ -25,7 +25,7 @@ import {
   teamOf,
 } from './state';
 import { gameLabel } from './app';
-import { Avatar, CardBack, CardFace, SuitIcon, TurnRing } from './ui';
+import { Avatar, CardBack, CardFace, MicIcon, SpeakerIcon, SuitIcon, TurnRing } from './ui';
 import { Recorder, VoiceUnavailable, fetchNote, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
 
 const STATE_KEY = 'cp.tableState';
@@ -176,7 +176,7 @@ export function TableScreen(props: {
             {s.gameOptions.target !== undefined ? `to ${s.gameOptions.target}` : ''} · bet {s.betCoins}
           </span>
         </div>
-        <div class="score" aria-label="Game score" data-testid="score">
+        <div class="score" role="group" aria-label="Game score" data-testid="score">
           <span class={`team us ${teamOf(s.mySeat) === 0 || s.mySeat < 0 ? '' : ''}`}>
             <small>{s.mySeat >= 0 ? 'Us' : 'Team 1'}</small>
             <b>{s.score[teamOf(Math.max(0, s.mySeat))]}</b>
@@ -187,7 +187,7 @@ export function TableScreen(props: {
             <b>{s.score[1 - teamOf(Math.max(0, s.mySeat))]}</b>
           </span>
         </div>
-        <div class="coins" aria-label="your coins">
+        <div class="coins" role="group" aria-label="your coins">
           <span class="coin" aria-hidden="true" />{' '}
           {props.profile && props.profile.coins !== '-1' ? Number(props.profile.coins).toLocaleString() : '—'}
         </div>
@@ -249,7 +249,7 @@ export function TableScreen(props: {
         <Controls s={s} send={send} now={now} api={props.api} />
       </section>
 
-      {s.gameOver && <GameOver s={s} onLeave={leave} />}
+      <GameOver s={s} onLeave={leave} />
     </main>
   );
 }
@@ -276,14 +276,14 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
   const isCaller = r && r.caller === seat && s.phase === 'playing';
   const marked = s.game === 'stack' && r && r.marker === seat;
   return (
-    <div class={`seat pos-${pos} ${v.kind} ${v.presence} ${toAct ? 'acting' : ''}`} aria-label={label} data-seat={seat}>
+    <div class={`seat pos-${pos} ${v.kind} ${v.presence} ${toAct ? 'acting' : ''}`} role="group" aria-label={label} data-seat={seat}>
       <div class="av">
         {toAct && <TurnRing fraction={frac} size={62} />}
         {v.kind === 'empty' ? <div class="empty-av" aria-hidden="true">+</div> : <Avatar player={v.player} bot={v.kind === 'bot'} avatarId={mine ? undefined : undefined} size={48} />}
         {v.kind === 'person' && <span class={`dot ${v.presence}`} title={presenceLabel(s, seat)} />}
         {recording && (
-          <span class="mic-badge" title="recording a voice note" aria-label="recording a voice note">
-            🎙
+          <span class="mic-badge" title="recording a voice note" role="img" aria-label="recording a voice note">
+            <MicIcon size={14} />
           </span>
         )}
       </div>
@@ -297,7 +297,7 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
         </small>
       </div>
       {!mine && r && v.kind !== 'empty' && v.handSize > 0 && (
-        <div class="backs" aria-label={`${v.handSize} cards`}>
+        <div class="backs" role="img" aria-label={`${v.handSize} cards`}>
           {Array.from({ length: Math.min(v.handSize, 13) }, (_, i) => (
             <CardBack key={i} tiny />
           ))}
@@ -341,7 +341,7 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
   return (
     <div class="center">
       <div class="chips">
-        {s.pot > 0 && (
+        {s.pot > 0 && ['staking', 'playing', 'court_stake'].includes(s.phase) && (
           <span class="chip pot" data-testid="pot">
             <span class="coin" aria-hidden="true" /> pot {s.pot}
           </span>
@@ -359,7 +359,7 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
           </span>
         )}
       </div>
-      <div class="trick" aria-label="Cards on the table" data-testid="trick">
+      <div class="trick" role="group" aria-label="Cards on the table" data-testid="trick">
         {felt.cards.map((p) => (
           <div key={p.seat + p.card} class={`played ${TRICK_POS[rel(p.seat)]}`}>
             <CardFace card={p.card} small winner={felt.winner === p.seat} label={`${seatName(s, p.seat)}: ${cardName(p.card)}`} />
@@ -398,8 +398,9 @@ function TrumpChip(props: { s: TableState; r: RoundView }) {
   }
   if (!r.trump) return null;
   return (
-    <span class="chip trumpchip" data-testid="trump" aria-label={`trump: ${suitWord(r.trump)}`}>
+    <span class="chip trumpchip" data-testid="trump">
       trump <SuitIcon suit={r.trump} />
+      <span class="sr">{suitWord(r.trump)}</span>
     </span>
   );
 }
@@ -575,7 +576,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
       {recording ? (
         <>
           <button type="button" class="mic on" onClick={() => rec.current?.stop()} aria-label="Send the voice note">
-            🎙 <span class="rec-dot" /> Send
+            <MicIcon /> <span class="rec-dot" /> Send
           </button>
           <button type="button" class="x" aria-label="Discard the voice note" onClick={() => rec.current?.cancel()}>
             ✕
@@ -583,7 +584,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
         </>
       ) : (
         <button type="button" class="mic" onClick={start} disabled={!!someoneElse || (iRecord && !recording)} aria-label="Record a voice note (up to 7 seconds)">
-          🎙
+          <MicIcon />
         </button>
       )}
       {someoneElse && <span class="hint">{seatName(s, s.recording!.seat)} is recording…</span>}
@@ -626,7 +627,7 @@ function VoicePlayer(props: { s: TableState; send: (c: any) => boolean; api: Api
     <div class="notes">
       {live.map((n) => (
         <div class="note" key={n.noteId}>
-          🔊 {seatName(s, n.seat)}
+          <SpeakerIcon /> {seatName(s, n.seat)}
           {n.reported ? (
             <small> reported</small>
           ) : (
@@ -660,7 +661,7 @@ function InvitePanel(props: { s: TableState }) {
   return (
     <section class={`panel invite ${full ? 'quiet' : ''}`} aria-label="Invite">
       <h3>Invite friends</h3>
-      <div class="code" data-testid="table-code" aria-label={`table code ${s.code.split('').join(' ')}`}>
+      <div class="code" data-testid="table-code">
         {s.code}
       </div>
       <div class="row">
@@ -747,12 +748,14 @@ function Results(props: { s: TableState }) {
 
 function GameOver(props: { s: TableState; onLeave: () => void }) {
   const { s } = props;
-  const g = s.gameOver!;
-  const [hidden, setHidden] = useState(false);
-  if (hidden) return null;
+  const g = s.finishedGame;
+  const [dismissed, setDismissed] = useState(-1);
+  if (!g || dismissed === g.gameNo) return null;
+  // the next game's first deal: the results step aside
+  if (s.gameNo > g.gameNo && s.round) return null;
   const won = s.mySeat >= 0 && g.team === teamOf(s.mySeat);
   const us = teamOf(Math.max(0, s.mySeat));
-  const coins = s.results.reduce((acc, r) => acc + coinsForResult(s, r), 0);
+  const coins = g.results.reduce((acc, r) => acc + coinsForResult(s, r), 0);
   return (
     <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="go-h">
       <div class="panel gameover">
@@ -768,14 +771,14 @@ function GameOver(props: { s: TableState; onLeave: () => void }) {
           </span>
         </div>
         <p>
-          Courts: {s.courts[us]} – {s.courts[1 - us]} · rounds {s.results.length} ·{' '}
+          Courts: {g.courts[us]} – {g.courts[1 - us]} · rounds {g.results.length} ·{' '}
           <b class={coins >= 0 ? 'pos' : 'neg'}>
             {coins >= 0 ? '+' : ''}
             {coins} coins
           </b>
         </p>
         <ol class="res">
-          {s.results.map((r) => (
+          {g.results.map((r) => (
             <li key={r.round}>
               Round {r.round}: {r.team < 0 ? 'draw' : teamName(s, r.team)}
               {COURT_KINDS.includes(r.kind) ? ` · ${r.kind.replace('_', ' ')}` : ''} (+{r.points})
@@ -783,7 +786,7 @@ function GameOver(props: { s: TableState; onLeave: () => void }) {
           ))}
         </ol>
         <div class="row">
-          <button type="button" class="primary" onClick={() => setHidden(true)}>
+          <button type="button" class="primary" onClick={() => setDismissed(g.gameNo)}>
             Stay for the next game
           </button>
           <button type="button" onClick={props.onLeave}>

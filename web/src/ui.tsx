@@ -46,7 +46,6 @@ export function CardFace(props: {
         class={cls}
         data-card={card}
         aria-label={props.label ?? cardName(card)}
-        aria-disabled={props.dim ? 'true' : undefined}
         tabIndex={props.tabIndex}
         onClick={props.onPlay}
         onKeyDown={props.onKey as any}
@@ -86,13 +85,17 @@ export function Avatar(props: { player: string; avatarId?: number; bot?: boolean
   const size = props.size ?? 48;
   const n = props.avatarId && props.avatarId > 0 ? props.avatarId - 1 : hash(props.player) % 64;
   const hue = (n * 47) % 360;
-  const face = props.bot ? '🤖' : FACES[n % FACES.length];
+  const face = FACES[n % FACES.length];
   return (
     <svg class="avatar" width={size} height={size} viewBox="0 0 48 48" aria-hidden="true">
-      <circle cx="24" cy="24" r="23" fill={`hsl(${hue} 55% 38%)`} stroke="rgba(255,255,255,.85)" stroke-width="2" />
-      <text x="24" y="31" text-anchor="middle" font-size={props.bot ? 22 : 22} fill="#fff">
-        {face}
-      </text>
+      <circle cx="24" cy="24" r="23" fill={props.bot ? '#4a5a6a' : `hsl(${hue} 55% 38%)`} stroke="rgba(255,255,255,.85)" stroke-width="2" />
+      {props.bot ? (
+        <BotFace />
+      ) : (
+        <text x="24" y="31" text-anchor="middle" font-size="22" fill="#fff">
+          {face}
+        </text>
+      )}
     </svg>
   );
 }
@@ -129,3 +132,37 @@ export function SuitIcon(props: { suit: string }) {
     </span>
   );
 }
+
+export function MicIcon(props: { size?: number }) {
+  const z = props.size ?? 20;
+  return (
+    <svg width={z} height={z} viewBox="0 0 24 24" aria-hidden="true" class="icon">
+      <rect x="9" y="3" width="6" height="11" rx="3" fill="currentColor" />
+      <path d="M6 11a6 6 0 0 0 12 0M12 17v4M8.5 21h7" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" />
+    </svg>
+  );
+}
+
+export function SpeakerIcon(props: { size?: number }) {
+  const z = props.size ?? 18;
+  return (
+    <svg width={z} height={z} viewBox="0 0 24 24" aria-hidden="true" class="icon">
+      <path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor" />
+      <path d="M16 8.5a5 5 0 0 1 0 7M18.5 6a8.5 8.5 0 0 1 0 12" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" />
+    </svg>
+  );
+}
+
+function BotFace() {
+  return (
+    <g fill="#fff">
+      <rect x="13" y="15" width="22" height="18" rx="5" />
+      <rect x="22.5" y="9" width="3" height="6" />
+      <circle cx="24" cy="8.5" r="2.5" />
+      <circle cx="19" cy="23" r="3" fill="#234" />
+      <circle cx="29" cy="23" r="3" fill="#234" />
+      <rect x="18" y="28" width="12" height="2" rx="1" fill="#234" />
+    </g>
+  );
+}
+export { BotFace };
