@@ -82,7 +82,7 @@ class Status extends Error {
     this.status = name;
   }
 }
-const HTTP = { 3: 400, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400, 14: 503, 16: 401 };
+const HTTP = { 3: 400, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400, 12: 501, 14: 503, 16: 401 };
 const bad = (m) => new Status(3, 'INVALID_ARGUMENT', m);
 const notFound = (m) => new Status(5, 'NOT_FOUND', m);
 const failed = (m) => new Status(9, 'FAILED_PRECONDITION', m);

@@ -844,12 +844,18 @@ export function applyResult(s: TableState, r: WireResult, now: number): TableSta
   };
 }
 
+const SUIT_WORDS = 'clubs|diamonds|hearts|spades';
 export function refusalText(code: number, message: string): string {
   if (code === 14) return 'The table is moving to another server: try again in a moment';
   if (code === 8) return 'Too many commands: slow down';
   if (!message) return `Refused (code ${code})`;
-  const m = message.replace(/^seat (\d) /, (_, d) => `seat ${Number(d) + 1} `);
-  return m.charAt(0).toUpperCase() + m.slice(1);
+  let m: RegExpExecArray | null;
+  if ((m = new RegExp(`^seat \\d holds (${SUIT_WORDS})$`).exec(message))) return `Follow suit: you have ${m[1]}`;
+  if ((m = new RegExp(`^seat \\d saw the trump and holds (${SUIT_WORDS})$`).exec(message)))
+    return `You asked to see the trump: play ${m[1]}`;
+  if (message === 'not your turn') return 'Not your turn yet';
+  const text = message.replace(/^seat (\d) /, (_, d) => `seat ${Number(d) + 1} `);
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 export function applyNotice(s: TableState, n: WireNotice, now: number): TableState {

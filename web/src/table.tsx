@@ -296,6 +296,16 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
           {presenceLabel(s, seat)}
         </small>
       </div>
+      {r && r.hiddenLaid && !r.trumpShown && r.caller === seat && (
+        <div class="hidden-trump" data-testid="hidden-trump">
+          {r.hiddenCard ? (
+            <CardFace card={r.hiddenCard} small dim label={`your hidden trump: ${cardName(r.hiddenCard)}`} />
+          ) : (
+            <CardBack small label="the hidden trump, face down" />
+          )}
+          <small>trump, face down</small>
+        </div>
+      )}
       {!mine && r && v.kind !== 'empty' && v.handSize > 0 && (
         <div class="backs" role="img" aria-label={`${v.handSize} cards`}>
           {Array.from({ length: Math.min(v.handSize, 13) }, (_, i) => (
@@ -339,7 +349,7 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
   else if (r && r.toAct >= 0 && !r.over && r.handKind === 'first_five')
     status = r.toAct === s.mySeat ? '' : `${seatName(s, r.toAct)} ${s.game === 'hidden' ? 'is hiding' : 'is calling'} trump`;
   return (
-    <div class="center">
+    <>
       <div class="chips">
         {s.pot > 0 && ['staking', 'playing', 'court_stake'].includes(s.phase) && (
           <span class="chip pot" data-testid="pot">
@@ -359,17 +369,13 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
           </span>
         )}
       </div>
+      <div class="center">
       <div class="trick" role="group" aria-label="Cards on the table" data-testid="trick">
         {felt.cards.map((p) => (
           <div key={p.seat + p.card} class={`played ${TRICK_POS[rel(p.seat)]}`}>
             <CardFace card={p.card} small winner={felt.winner === p.seat} label={`${seatName(s, p.seat)}: ${cardName(p.card)}`} />
           </div>
         ))}
-        {r?.hiddenLaid && !r.trumpShown && (
-          <div class={`facedown ${TRICK_POS[rel(r.caller)]}`} title="the hidden trump">
-            {r.hiddenCard ? <CardFace card={r.hiddenCard} small dim label={`your hidden trump: ${cardName(r.hiddenCard)}`} /> : <CardBack small label="the hidden trump, face down" />}
-          </div>
-        )}
       </div>
       {status && <div class="status" data-testid="status">{status}</div>}
       {r?.over && s.lastResult && (
@@ -382,7 +388,8 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
           </small>
         </div>
       )}
-    </div>
+      </div>
+    </>
   );
 }
 
@@ -455,19 +462,23 @@ function Hand(props: { s: TableState; r: RoundView; legal: Set<string>; action: 
     e.preventDefault();
   };
   const bySuit = useMemo(() => cards, [cards]);
+  // stack: while I am marked my aces rank below the 2s (RULES §2.5)
+  const markedMe = props.s.game === 'stack' && r.marker >= 0 && r.marker === props.s.mySeat;
   return (
     <div class={`hand ${playable ? 'active' : ''} n${cards.length}`} ref={box} role="group" aria-label={r.handKind === 'first_five' ? 'Your first five cards' : 'Your hand'} data-testid="hand">
       {bySuit.map((c, i) => {
         const isLegal = action === 'hide' || (action === 'play' && legal.has(c));
+        const lowAce = markedMe && c[0] === 'A';
         return (
           <CardFace
+            lowAce={lowAce}
             key={c}
             card={c}
             legal={playable && isLegal}
             dim={playable && !isLegal}
             tabIndex={i === 0 ? 0 : -1}
             onKey={onKey}
-            label={`${cardName(c)}${playable ? (isLegal ? ', playable' : ', not playable now') : ''}`}
+            label={`${cardName(c)}${lowAce ? ' (marked: ranks lowest)' : ''}${playable ? (isLegal ? ', playable' : ', not playable now') : ''}`}
             onPlay={() => {
               if (action === 'hide') props.send({ type: 'move', move: 'hide', card: c });
               else if (action === 'play') props.send({ type: 'move', move: 'play', card: c });

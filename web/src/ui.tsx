@@ -11,6 +11,7 @@ export function CardFace(props: {
   tabIndex?: number;
   label?: string;
   winner?: boolean;
+  lowAce?: boolean;
 }) {
   const { card } = props;
   if (isHidden(card)) return <CardBack small={props.small} label="a face-down card" />;
@@ -37,6 +38,7 @@ export function CardFace(props: {
         <b>{rankLabel(card)}</b>
         <i>{SUIT_SYMBOL[s]}</i>
       </span>
+      {props.lowAce && <span class="low-tag">low</span>}
     </>
   );
   if (props.onPlay) {

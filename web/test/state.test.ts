@@ -340,11 +340,21 @@ describe('results, refusals, notices, connection', () => {
     let s = dealt();
     s = reduce(s, { kind: 'sent', commandId: 1, type: 'move', move: 'play', card: '3S' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '1', code: 9, message: 'seat 0 holds hearts' } }, 5);
-    expect(s.refusal).toEqual({ commandId: 1, type: 'move', code: 9, message: 'Seat 1 holds hearts', atMs: 5 });
+    expect(s.refusal).toEqual({ commandId: 1, type: 'move', code: 9, message: 'Follow suit: you have hearts', atMs: 5 });
     expect(s.pending).toEqual({});
     s = reduce(s, { kind: 'sent', commandId: 2, type: 'move', move: 'play', card: 'AH' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '2', code: 0 } }, 6);
     expect(s.refusal).toBeNull();
+  });
+  it('rule refusals read as advice; others keep the server message', () => {
+    let s = reduce(table(), { kind: 'result', result: { commandId: '1', code: 9, message: 'seat 2 saw the trump and holds spades' } }, 0);
+    expect(s.refusal?.message).toBe('You asked to see the trump: play spades');
+    s = reduce(s, { kind: 'result', result: { commandId: '2', code: 9, message: 'not your turn' } }, 0);
+    expect(s.refusal?.message).toBe('Not your turn yet');
+    s = reduce(s, { kind: 'result', result: { commandId: '3', code: 9, message: 'sitting down needs 100 coins' } }, 0);
+    expect(s.refusal?.message).toBe('Sitting down needs 100 coins');
+    s = reduce(s, { kind: 'result', result: { commandId: '4', code: 9, message: 'seat 2 is recording' } }, 0);
+    expect(s.refusal?.message).toBe('Seat 3 is recording');
   });
   it('code 14 and 8 get their own text; unknown events are ignored', () => {
     let s = table();
