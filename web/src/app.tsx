@@ -476,7 +476,9 @@ function CreateTable(props: { api: Api; onOpen: (id: string, autoJoin: boolean) 
   });
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
-  const [requestId] = useState(() => newRequestId('ct'));
+  // A retry of the same options reuses the request id (CreateTable is idempotent by it);
+  // other options get a new one (the same id with other options is ALREADY_EXISTS).
+  const [attempt, setAttempt] = useState<{ key: string; id: string } | null>(null);
   const set = (p: Partial<GameForm>) => setF({ ...f, ...p });
   const piles = f.game === 'piles' || f.game === 'hidden' || f.game === 'kaat';
   const submit = async (e: Event) => {
@@ -484,12 +486,16 @@ function CreateTable(props: { api: Api; onOpen: (id: string, autoJoin: boolean) 
     setBusy(true);
     setErr('');
     try {
-      const ref = await props.api.createTable(requestId + '-' + JSON.stringify(f).length, {
+      const options = {
         gameOptions: JSON.stringify(buildGameOptions(f)),
         betCoins: String(f.bet),
         turnTimeMs: String(f.turnS * 1000),
         public: f.isPublic,
-      });
+      };
+      const key = JSON.stringify(options);
+      const id = attempt && attempt.key === key ? attempt.id : newRequestId('ct');
+      setAttempt({ key, id });
+      const ref = await props.api.createTable(id, options);
       props.onOpen(ref.tableId, false);
     } catch (x) {
       setErr(errText(x));
