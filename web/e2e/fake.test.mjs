@@ -186,6 +186,7 @@ for (const game of ['classic', 'piles', 'hidden', 'kaat', 'stack']) {
     await page.getByTestId('start-now').click();
     await page.getByTestId('hand').waitFor({ timeout: 15000 });
     let hidSeen = false;
+    let keyboard = game !== 'classic';
     const end = Date.now() + 90000;
     while (Date.now() < end && (await page.locator('.round-end, .gameover').count()) === 0) {
       if (game === 'hidden' && (await page.locator('.prompt', { hasText: 'face down' }).count())) {
@@ -193,6 +194,22 @@ for (const game of ['classic', 'piles', 'hidden', 'kaat', 'stack']) {
         await page.getByTestId('trump').filter({ hasText: 'hidden' }).waitFor();
         await shot(page, `10-${game}-hidden-trump`);
         hidSeen = true;
+        continue;
+      }
+      if (!keyboard && (await page.locator('.hand .card.legal').count()) > 1 && (await page.locator('.prompt .suitbtn').count()) === 0) {
+        // keyboard play: Tab reaches the hand, arrows move between cards, Enter plays
+        await page.locator('.hand .card').first().focus();
+        const first = await page.evaluate(() => document.activeElement?.getAttribute('data-card'));
+        await page.keyboard.press('ArrowRight');
+        const second = await page.evaluate(() => document.activeElement?.getAttribute('data-card'));
+        assert.notEqual(first, second);
+        await page.keyboard.press('ArrowLeft');
+        assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-card')), first);
+        const legalCard = await page.locator('.hand .card.legal').first().getAttribute('data-card');
+        await page.locator(`.hand [data-card="${legalCard}"]`).focus();
+        await page.keyboard.press('Enter');
+        await page.waitForSelector(`.hand [data-card="${legalCard}"]`, { state: 'detached', timeout: 3000 });
+        keyboard = true;
         continue;
       }
       if (!(await act(page))) await page.waitForTimeout(40);
