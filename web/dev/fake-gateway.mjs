@@ -507,6 +507,13 @@ function endRound(t, over) {
   if (gameOver) {
     const wt = t.score[0] > t.score[1] ? 0 : 1;
     emitAll(t, { type: 'game_over', seat: wt, detail: `${t.score[0]}-${t.score[1]}` });
+    for (const x of t.seats) {
+      if (x.kind !== 'person') continue;
+      const st = ((byId.get(x.player).stats ??= {})[t.game] ??= { played: 0, won: 0, lost: 0 });
+      st.played += 1;
+      if (x.seat % 2 === wt) st.won += 1;
+      else st.lost += 1;
+    }
     for (let s = 0; s < 4; s++) {
       const x = t.seats[s];
       if (x.kind === 'person' && !x.connected) {
@@ -738,8 +745,10 @@ const unary = {
     return unary.GetProfile(b, p);
   },
   GetStats(_b, p) {
-    const z = { game: '', played: '0', won: '0', lost: '0', quits: '0', courts: '0', goonCourts: '0' };
-    return { playerId: p.id, byGame: [], total: z };
+    const row = (game, x) => ({ game, played: String(x.played), won: String(x.won), lost: String(x.lost), quits: '0', courts: '0', goonCourts: '0' });
+    const by = Object.entries(p.stats ?? {}).map(([g, x]) => row(g, x));
+    const sum = Object.values(p.stats ?? {}).reduce((a, x) => ({ played: a.played + x.played, won: a.won + x.won, lost: a.lost + x.lost }), { played: 0, won: 0, lost: 0 });
+    return { playerId: p.id, byGame: by, total: row('', sum) };
   },
   RecentResults() {
     return { results: [] };

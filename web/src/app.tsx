@@ -281,11 +281,42 @@ function Lobby(props: {
       </header>
 
       <section class="stats panel" aria-label="Your stats">
-        <Stat label="Played" v={total?.played} />
-        <Stat label="Won" v={total?.won} />
-        <Stat label="Lost" v={total?.lost} />
-        <Stat label="Courts" v={total?.courts} />
-        <Stat label="Quits" v={total?.quits} />
+        <div class="stat-row">
+          <Stat label="Played" v={total?.played} />
+          <Stat label="Won" v={total?.won} />
+          <Stat label="Lost" v={total?.lost} />
+          <Stat label="Courts" v={total?.courts} />
+          <Stat label="Quits" v={total?.quits} />
+        </div>
+        {stats && stats.byGame.length > 0 && (
+          <details>
+            <summary>By game type</summary>
+            <table class="bygame">
+              <thead>
+                <tr>
+                  <th scope="col">Game</th>
+                  <th scope="col">Played</th>
+                  <th scope="col">Won</th>
+                  <th scope="col">Courts</th>
+                  <th scope="col">Goon Courts</th>
+                  <th scope="col">Quits</th>
+                </tr>
+              </thead>
+              <tbody>
+                {stats.byGame.map((g) => (
+                  <tr key={g.game}>
+                    <th scope="row">{gameLabel(g.game)}</th>
+                    <td>{g.played}</td>
+                    <td>{g.won}</td>
+                    <td>{g.courts}</td>
+                    <td>{g.goonCourts}</td>
+                    <td>{g.quits}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </details>
+        )}
       </section>
 
       {mine.length > 0 && (

@@ -293,7 +293,7 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
           {host ? '★ host · ' : ''}
           {isCaller ? (s.game === 'kaat' ? 'leads · ' : 'caller · ') : ''}
           {marked ? 'marked · ' : ''}
-          {presenceLabel(s, seat)}
+          {v.kind === 'person' && v.presence !== 'present' ? presenceLabel(s, seat) : ''}
         </small>
       </div>
       {r && r.hiddenLaid && !r.trumpShown && r.caller === seat && (
@@ -378,6 +378,7 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
         ))}
       </div>
       {status && <div class="status" data-testid="status">{status}</div>}
+      {!r && s.code && s.seats.some((x) => x.kind === 'empty') && <CenterInvite code={s.code} />}
       {r?.over && s.lastResult && (
         <div class="round-end" role="status">
           {resultText(s, s.lastResult)}
@@ -390,6 +391,32 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
       )}
       </div>
     </>
+  );
+}
+
+function CenterInvite(props: { code: string }) {
+  const [done, setDone] = useState('');
+  const link = `${location.origin}/t/${props.code}`;
+  const share = async () => {
+    try {
+      if ((navigator as any).share) {
+        await (navigator as any).share({ title: 'Court Piece', text: `Join my Court Piece table: code ${props.code}`, url: link });
+        return;
+      }
+      await navigator.clipboard.writeText(link);
+      setDone('Link copied');
+    } catch {
+      setDone('');
+    }
+  };
+  return (
+    <div class="center-invite">
+      <small>Table code</small>
+      <b data-testid="center-code">{props.code}</b>
+      <button type="button" class="primary" onClick={share}>
+        {done || 'Share invite link'}
+      </button>
+    </div>
   );
 }
 
