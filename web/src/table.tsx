@@ -144,6 +144,7 @@ export function TableScreen(props: {
   const legal = legalCards(s);
 
   const leave = () => {
+    if (inRound(s) && s.mySeat >= 0 && !window.confirm('Leave in the middle of a round? A bot plays your cards and your bet stays in the pot.')) return;
     if (s.mySeat >= 0 && s.connection === 'open') send({ type: 'leave' });
     props.onLeave();
   };
@@ -290,13 +291,17 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
       <div class="nm">
         <b>{name}</b>
         <small>
-          {host ? '★ host · ' : ''}
-          {isCaller ? (s.game === 'kaat' ? 'leads · ' : 'caller · ') : ''}
-          {marked ? 'marked · ' : ''}
-          {v.kind === 'person' && v.presence !== 'present' ? presenceLabel(s, seat) : ''}
+          {[
+            host ? '★ host' : '',
+            isCaller ? (s.game === 'kaat' ? 'leads' : 'caller') : '',
+            marked ? 'marked' : '',
+            v.kind === 'person' && v.presence !== 'present' ? presenceLabel(s, seat) : '',
+          ]
+            .filter(Boolean)
+            .join(' · ')}
         </small>
       </div>
-      {r && r.hiddenLaid && !r.trumpShown && r.caller === seat && (
+      {r && hiddenDown(s, r) && r.caller === seat && (
         <div class="hidden-trump" data-testid="hidden-trump">
           {r.hiddenCard ? (
             <CardFace card={r.hiddenCard} small dim label={`your hidden trump: ${cardName(r.hiddenCard)}`} />
@@ -394,6 +399,13 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
   );
 }
 
+/** hidden: the trump lies face down (a view tells only the caller, so infer it for others). */
+function hiddenDown(s: TableState, r: RoundView): boolean {
+  if (s.game !== 'hidden' || r.trumpShown) return false;
+  // in hidden the only way out of the call phase (full hands) is the caller's hide
+  return r.hiddenLaid || (r.handKind === 'full' && r.caller >= 0 && r.hand.length > 0);
+}
+
 function CenterInvite(props: { code: string }) {
   const [done, setDone] = useState('');
   const link = `${location.origin}/t/${props.code}`;
@@ -414,7 +426,7 @@ function CenterInvite(props: { code: string }) {
       <small>Table code</small>
       <b data-testid="center-code">{props.code}</b>
       <button type="button" class="primary" onClick={share}>
-        {done || 'Share invite link'}
+        {done || 'Share the link'}
       </button>
     </div>
   );
@@ -423,7 +435,7 @@ function CenterInvite(props: { code: string }) {
 function TrumpChip(props: { s: TableState; r: RoundView }) {
   const { s, r } = props;
   if (s.game === 'kaat' && !r.trump) return <span class="chip" data-testid="trump">no trump yet</span>;
-  if (r.hiddenLaid && !r.trumpShown) {
+  if (hiddenDown(s, r)) {
     return (
       <span class="chip" data-testid="trump">
         trump hidden{r.trump ? <> (<SuitIcon suit={r.trump} /> yours)</> : ''}
