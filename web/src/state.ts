@@ -424,7 +424,8 @@ export function applyOpened(s: TableState, o: WireOpened, now: number): TableSta
         connection: s.connection,
       };
   const hostSeat = seats.findIndex((x) => x.player !== '' && x.player === t.hostPlayer);
-  const mySeat = typeof o.seat === 'number' ? o.seat : -1;
+  // proto3 JSON: a field left out is its default (0); "not seated" is an explicit -1
+  const mySeat = typeof o.seat === 'number' ? o.seat : 0;
   const out: TableState = {
     ...base,
     tableId: t.tableId ?? s.tableId,
@@ -460,7 +461,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
   const seq = num(e.seq);
   if (seq > 0 && seq <= s.lastSeq) return s; // never apply an event twice
   s = seq > s.lastSeq ? { ...s, lastSeq: seq } : s;
-  const seat = typeof e.seat === 'number' ? e.seat : -1;
+  const seat = typeof e.seat === 'number' ? e.seat : 0; // proto3: left out = 0
   const player = e.player ?? '';
   const detail = e.detail ?? '';
   const value = num(e.value);

@@ -1,7 +1,7 @@
 // The table screen: thin rendering of the view model (state.ts) plus the connection.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Api, Profile } from './api';
-import { SUITS, SUIT_NAME, cardName, suitOf } from './cards';
+import { SUITS, SUIT_NAME, cardName } from './cards';
 import { PlayConnection } from './conn';
 import {
   Action,
@@ -73,7 +73,7 @@ function useTable(api: Api, tableId: string, autoJoin: boolean) {
       onMessage: (m) => {
         if (m.opened) {
           dispatch({ kind: 'opened', opened: m.opened as any });
-          if ((m.opened as any).seat === -1 || (m.opened as any).seat === undefined) {
+          if ((m.opened as any).seat === -1) {
             if (autoJoin && !joinSent.current) {
               joinSent.current = true;
               send({ type: 'join' });
@@ -848,4 +848,3 @@ function GameOver(props: { s: TableState; onLeave: () => void }) {
   );
 }
 
-export { suitOf };

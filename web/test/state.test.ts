@@ -88,6 +88,12 @@ describe('opened', () => {
     expect(fresh.round).toBeNull();
     expect(fresh.lastSeq).toBe(0);
   });
+  it('proto3 JSON: a seat left out is seat 0 (defaults may be omitted)', () => {
+    const s = run(initialState('t', ME), { kind: 'opened', opened: { table: { tableId: 't' } } });
+    expect(s.mySeat).toBe(0);
+    const e = reduce(s, { kind: 'event', event: { seq: '1', type: 'turn', value: '5' } }, 0);
+    expect(e.round?.toAct).toBe(0);
+  });
   it('a bad gameOptions string falls back to classic', () => {
     const a = opened();
     if (a.kind === 'opened') a.opened.table!.gameOptions = '{nope';
