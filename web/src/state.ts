@@ -1,0 +1,984 @@
+// The table's view model: a pure function of the Play stream (opened, events, results,
+// notices, connection changes). No DOM, no timers, no I/O: the time comes in as an argument.
+// docs/client-api.md §3 is the contract; every event type it lists is handled here.
+import { isHidden, sortHand, suitOf } from './cards';
+
+export type SeatKind = 'empty' | 'person' | 'bot';
+export type Presence = 'present' | 'disconnected' | 'left' | 'bot_driving';
+
+export interface SeatView {
+  seat: number;
+  kind: SeatKind;
+  player: string;
+  presence: Presence;
+  keepUntilMs: number;
+  handSize: number;
+}
+
+export interface PlayedCard {
+  seat: number;
+  card: string;
+}
+
+export interface TrickView {
+  leader: number;
+  winner: number;
+  cards: PlayedCard[];
+}
+
+export interface RoundView {
+  no: number;
+  caller: number; // kaat: the leader
+  dealer: number;
+  hand: string[];
+  handKind: 'first_five' | 'full';
+  /** The trump suit as this seat knows it, "" unknown / none yet. */
+  trump: string;
+  /** hidden: the caller laid the trump face down. */
+  hiddenLaid: boolean;
+  /** hidden, caller only: the face-down card. */
+  hiddenCard: string;
+  trumpShown: boolean;
+  trumpShownBy: number;
+  trumpSetBy: number; // kaat
+  askedBy: number; // hidden: asked during the current trick
+  current: PlayedCard[];
+  tricks: TrickView[];
+  tricksWon: [number, number];
+  count: [number, number];
+  pile: number;
+  pickups: { seat: number; count: number }[];
+  stack: number;
+  marker: number;
+  stackPayouts: { team: number; points: number }[];
+  toAct: number;
+  turnDeadlineMs: number;
+  over: null | { winner: number; kind: string; points: number };
+  seedCommitment: string;
+  seed: string;
+  /** in a view: hand_sizes already counts the trick in progress (until to_act) */
+  sizesFromView: boolean;
+}
+
+export interface RoundResult {
+  round: number;
+  team: number; // -1 draw
+  kind: string;
+  points: number;
+  score: [number, number];
+}
+
+export interface FinishedGame {
+  gameNo: number;
+  team: number;
+  score: [number, number];
+  endedEarly: boolean;
+  results: RoundResult[];
+  courts: [number, number];
+}
+
+export interface VoteView {
+  seat: number;
+  asker: string;
+  kind: 'bot' | 'swap';
+  deadlineMs: number;
+  votes: Record<number, 'yes' | 'no'>;
+}
+
+export interface VoiceNoteView {
+  noteId: string;
+  seat: number;
+  player: string;
+  playAtMs: number;
+  reported: boolean;
+}
+
+export interface Refusal {
+  commandId: number;
+  type: string; // the command's type: "move" is shown by the hand
+  code: number;
+  message: string;
+  atMs: number;
+}
+
+export interface LogLine {
+  atMs: number;
+  text: string;
+}
+
+export type Connection = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export interface TableState {
+  tableId: string;
+  code: string;
+  me: string;
+  mySeat: number; // -1 not seated
+  hostPlayer: string;
+  hostSeat: number;
+  betCoins: number;
+  turnTimeMs: number;
+  gameOptions: Record<string, unknown>;
+  game: string;
+  listed: boolean;
+  phase: string;
+  roundsDealt: number;
+  lastSeq: number;
+  seats: SeatView[];
+  score: [number, number];
+  gameNo: number;
+  gameOver: null | { team: number; score: [number, number]; endedEarly: boolean };
+  /** the last finished game, kept after the next one starts (the results screen) */
+  finishedGame: null | FinishedGame;
+  courts: [number, number];
+  endEarly: number[]; // seats that agreed to end early
+  round: RoundView | null;
+  lastResult: RoundResult | null;
+  results: RoundResult[]; // this game's rounds
+  pot: number;
+  countInUntilMs: number;
+  autoStartAtMs: number;
+  vote: VoteView | null;
+  recording: null | { seat: number; player: string; untilMs: number };
+  notes: VoiceNoteView[];
+  refusal: Refusal | null;
+  pending: Record<number, { type: string; move?: string; card?: string }>;
+  connection: Connection;
+  /** the gateway is moving the table ("reconnecting" notice) */
+  moving: boolean;
+  walletWaiting: boolean;
+  /** the stream ended for good: NOT_FOUND, ABORTED... (the message) */
+  ended: string;
+  log: LogLine[];
+}
+
+export const LOG_MAX = 30;
+const NOTES_MAX = 8;
+
+export function emptySeats(): SeatView[] {
+  return [0, 1, 2, 3].map((seat) => ({
+    seat,
+    kind: 'empty' as SeatKind,
+    player: '',
+    presence: 'present' as Presence,
+    keepUntilMs: 0,
+    handSize: 0,
+  }));
+}
+
+export function initialState(tableId: string, me: string): TableState {
+  return {
+    tableId,
+    code: '',
+    me,
+    mySeat: -1,
+    hostPlayer: '',
+    hostSeat: -1,
+    betCoins: 0,
+    turnTimeMs: 15000,
+    gameOptions: { game: 'classic' },
+    game: 'classic',
+    listed: false,
+    phase: 'waiting',
+    roundsDealt: 0,
+    lastSeq: 0,
+    seats: emptySeats(),
+    score: [0, 0],
+    gameNo: 0,
+    gameOver: null,
+    finishedGame: null,
+    courts: [0, 0],
+    endEarly: [],
+    round: null,
+    lastResult: null,
+    results: [],
+    pot: 0,
+    countInUntilMs: 0,
+    autoStartAtMs: 0,
+    vote: null,
+    recording: null,
+    notes: [],
+    refusal: null,
+    pending: {},
+    connection: 'connecting',
+    moving: false,
+    walletWaiting: false,
+    ended: '',
+    log: [],
+  };
+}
+
+export function newRound(no: number): RoundView {
+  return {
+    no,
+    caller: -1,
+    dealer: -1,
+    hand: [],
+    handKind: 'full',
+    trump: '',
+    hiddenLaid: false,
+    hiddenCard: '',
+    trumpShown: false,
+    trumpShownBy: -1,
+    trumpSetBy: -1,
+    askedBy: -1,
+    current: [],
+    tricks: [],
+    tricksWon: [0, 0],
+    count: [0, 0],
+    pile: 0,
+    pickups: [],
+    stack: 0,
+    marker: -1,
+    stackPayouts: [],
+    toAct: -1,
+    turnDeadlineMs: 0,
+    over: null,
+    seedCommitment: '',
+    seed: '',
+    sizesFromView: false,
+  };
+}
+
+// --- wire types (canonical JSON: int64 as strings) ---------------------------------------
+export interface WireSeat {
+  seat?: number;
+  kind?: string;
+  player?: string;
+  connected?: boolean;
+  away?: boolean;
+}
+export interface WireTableInfo {
+  tableId?: string;
+  code?: string;
+  hostPlayer?: string;
+  betCoins?: string | number;
+  turnTimeMs?: string | number;
+  gameOptions?: string;
+  phase?: string;
+  seats?: WireSeat[];
+  round?: string | number;
+  seq?: string | number;
+  listed?: boolean;
+}
+export interface WireOpened {
+  table?: WireTableInfo;
+  seat?: number;
+  resumed?: boolean;
+}
+export interface WireEvent {
+  seq?: string | number;
+  type?: string;
+  seat?: number;
+  player?: string;
+  cards?: string[];
+  detail?: string;
+  value?: string | number;
+}
+export interface WireResult {
+  commandId?: string | number;
+  code?: number;
+  message?: string;
+}
+export interface WireNotice {
+  type?: string;
+  detail?: string;
+}
+
+export type Action =
+  | { kind: 'opened'; opened: WireOpened }
+  | { kind: 'event'; event: WireEvent }
+  | { kind: 'result'; result: WireResult }
+  | { kind: 'notice'; notice: WireNotice }
+  | { kind: 'sent'; commandId: number; type: string; move?: string; card?: string }
+  | { kind: 'connection'; connection: Connection }
+  | { kind: 'ended'; message: string }
+  | { kind: 'clear_refusal' };
+
+export function num(v: unknown, dflt = 0): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : dflt;
+  }
+  return dflt;
+}
+
+export function parseGameOptions(json: string | undefined): Record<string, unknown> {
+  if (!json) return { game: 'classic' };
+  try {
+    const o = JSON.parse(json);
+    if (o && typeof o === 'object' && !Array.isArray(o)) {
+      if (typeof o.game !== 'string') o.game = 'classic';
+      return o;
+    }
+  } catch {
+    /* a bad string: show the defaults */
+  }
+  return { game: 'classic' };
+}
+
+/** "tricks 3-2 count 1-0" -> [[3,2],[1,0]] */
+export function parseTrickDetail(detail: string): { tricks: [number, number]; count: [number, number] } | null {
+  const m = /tricks (\d+)-(\d+) count (\d+)-(\d+)/.exec(detail);
+  if (!m) return null;
+  return { tricks: [+m[1], +m[2]], count: [+m[3], +m[4]] };
+}
+
+function parseScore(text: string): [number, number] | null {
+  const m = /(\d+)-(\d+)\s*$/.exec(text);
+  return m ? [+m[1], +m[2]] : null;
+}
+
+export const COURT_KINDS = ['court', 'goon_court', 'kot', 'four_point', 'six_point'];
+
+function log(s: TableState, now: number, text: string): LogLine[] {
+  const out = [...s.log, { atMs: now, text }];
+  return out.length > LOG_MAX ? out.slice(out.length - LOG_MAX) : out;
+}
+
+export function seatName(s: TableState, seat: number): string {
+  if (seat < 0 || seat > 3) return 'nobody';
+  if (seat === s.mySeat) return 'You';
+  const v = s.seats[seat];
+  if (v.kind === 'bot') return `Bot ${seat + 1}`;
+  return displayNameOf(v.player);
+}
+
+/** The API carries player ids, not names: a short stable label from the id. */
+export function displayNameOf(player: string): string {
+  if (!player) return 'Empty';
+  if (player.startsWith('bot-')) return `Bot ${Number(player.slice(4)) + 1}`;
+  const tail = player.replace(/[^A-Za-z0-9]/g, '').slice(-4).toUpperCase();
+  return `Player ${tail}`;
+}
+
+function mySeatOf(seats: SeatView[], me: string, fallback: number): number {
+  if (!me) return fallback;
+  const i = seats.findIndex((x) => x.kind === 'person' && x.player === me);
+  return i >= 0 ? i : fallback;
+}
+
+function withRound(s: TableState, f: (r: RoundView) => RoundView): TableState {
+  const r = s.round ?? newRound(s.roundsDealt);
+  return { ...s, round: f(r) };
+}
+
+function setSeat(s: TableState, seat: number, patch: Partial<SeatView>): SeatView[] {
+  return s.seats.map((x) => (x.seat === seat ? { ...x, ...patch } : x));
+}
+
+function validSeat(seat: number | undefined): seat is number {
+  return typeof seat === 'number' && seat >= 0 && seat <= 3;
+}
+
+export function reduce(s: TableState, a: Action, now: number): TableState {
+  switch (a.kind) {
+    case 'opened':
+      return applyOpened(s, a.opened, now);
+    case 'event':
+      return applyEvent(s, a.event, now);
+    case 'result':
+      return applyResult(s, a.result, now);
+    case 'notice':
+      return applyNotice(s, a.notice, now);
+    case 'sent': {
+      const pending = { ...s.pending, [a.commandId]: { type: a.type, move: a.move, card: a.card } };
+      return { ...s, pending };
+    }
+    case 'connection': {
+      if (a.connection === s.connection) return s;
+      // Commands in flight on a dropped socket get no answer: forget them.
+      const pending = a.connection === 'open' ? s.pending : {};
+      return { ...s, connection: a.connection, pending };
+    }
+    case 'ended':
+      return { ...s, connection: 'closed', ended: a.message, pending: {} };
+    case 'clear_refusal':
+      return s.refusal ? { ...s, refusal: null } : s;
+  }
+}
+
+export function applyOpened(s: TableState, o: WireOpened, now: number): TableState {
+  const t = o.table ?? {};
+  const seats = emptySeats().map((x) => {
+    const w = (t.seats ?? []).find((ws) => (ws.seat ?? -1) === x.seat);
+    if (!w) return x;
+    const kind = (w.kind === 'person' || w.kind === 'bot' ? w.kind : 'empty') as SeatKind;
+    const presence: Presence = kind !== 'person' || w.connected ? 'present' : w.away ? 'left' : 'disconnected';
+    const prev = s.seats[x.seat];
+    return {
+      ...x,
+      kind,
+      player: w.player ?? '',
+      presence: kind === 'person' && !w.connected ? 'disconnected' : presence,
+      handSize: o.resumed && prev.player === w.player ? prev.handSize : 0,
+    };
+  });
+  const gameOptions = parseGameOptions(t.gameOptions);
+  const base: TableState = o.resumed
+    ? { ...s }
+    : {
+        ...initialState(t.tableId ?? s.tableId, s.me),
+        // a fresh view replaces the table, not the connection or the log
+        log: s.log,
+        connection: s.connection,
+      };
+  const hostSeat = seats.findIndex((x) => x.player !== '' && x.player === t.hostPlayer);
+  // proto3 JSON: a field left out is its default (0); "not seated" is an explicit -1
+  const mySeat = typeof o.seat === 'number' ? o.seat : 0;
+  const out: TableState = {
+    ...base,
+    tableId: t.tableId ?? s.tableId,
+    code: t.code ?? '',
+    hostPlayer: t.hostPlayer ?? '',
+    hostSeat,
+    betCoins: num(t.betCoins),
+    turnTimeMs: num(t.turnTimeMs, 15000),
+    gameOptions,
+    game: String(gameOptions.game ?? 'classic'),
+    listed: !!t.listed,
+    phase: t.phase ?? 'waiting',
+    roundsDealt: num(t.round),
+    seats,
+    mySeat,
+    lastSeq: o.resumed ? s.lastSeq : 0,
+    moving: false,
+    ended: '',
+    connection: 'open',
+    pending: o.resumed ? s.pending : {},
+  };
+  return {
+    ...out,
+    log: log(out, now, o.resumed ? 'Reconnected' : s.log.length ? 'Table reloaded' : 'Joined the table'),
+  };
+}
+
+function updateHandSizesAfterPlay(s: TableState, seat: number): SeatView[] {
+  return setSeat(s, seat, { handSize: Math.max(0, s.seats[seat].handSize - 1) });
+}
+
+export function applyEvent(s: TableState, e: WireEvent, now: number): TableState {
+  const seq = num(e.seq);
+  if (seq > 0 && seq <= s.lastSeq) return s; // never apply an event twice
+  s = seq > s.lastSeq ? { ...s, lastSeq: seq } : s;
+  const seat = typeof e.seat === 'number' ? e.seat : 0; // proto3: left out = 0
+  const player = e.player ?? '';
+  const detail = e.detail ?? '';
+  const value = num(e.value);
+  const cards = e.cards ?? [];
+  const name = () => seatName(s, seat);
+
+  switch (e.type) {
+    // --- seating and presence ---------------------------------------------------------
+    case 'seated': {
+      if (!validSeat(seat)) return s;
+      const kind: SeatKind = detail === 'bot' ? 'bot' : 'person';
+      const seats = setSeat(s, seat, { kind, player, presence: 'present', keepUntilMs: 0 });
+      const mySeat = mySeatOf(seats, s.me, s.mySeat);
+      const fresh = s.seats[seat].player !== player;
+      const out = { ...s, seats, mySeat, hostSeat: s.hostPlayer === player ? seat : s.hostSeat };
+      return fresh ? { ...out, log: log(out, now, `${seatName(out, seat)} sat down`) } : out;
+    }
+    case 'unseated': {
+      if (!validSeat(seat)) return s;
+      const why: Record<string, string> = {
+        left: 'left',
+        not_back_in_time: 'was not back in time',
+        seat_taken: 'lost the seat',
+        not_enough_coins: 'had too few coins',
+        bot_removed: 'was taken out',
+        away_at_game_end: 'was away at the game end',
+        bot_driving_at_game_end: 'was away at the game end',
+      };
+      const text = `${name()} ${why[detail] ?? 'left'}`;
+      const seats = setSeat(s, seat, { kind: 'empty', player: '', presence: 'present', keepUntilMs: 0, handSize: 0 });
+      const mine = seat === s.mySeat;
+      return {
+        ...s,
+        seats,
+        mySeat: mine ? -1 : s.mySeat,
+        log: log(s, now, mine ? `You ${why[detail] ?? 'left'}` : text),
+      };
+    }
+    case 'host': {
+      const hostSeat = validSeat(seat) ? seat : -1;
+      const changed = player !== s.hostPlayer && s.hostPlayer !== '';
+      const out = { ...s, hostPlayer: player, hostSeat };
+      return changed ? { ...out, log: log(out, now, `${seatName(out, hostSeat)} is the host now`) } : out;
+    }
+    case 'away': {
+      if (!validSeat(seat)) return s;
+      const presence: Presence = detail === 'left' ? 'left' : 'disconnected';
+      return {
+        ...s,
+        seats: setSeat(s, seat, { presence }),
+        log: log(s, now, `${name()} ${presence === 'left' ? 'left: a bot plays for them' : 'lost the connection'}`),
+      };
+    }
+    case 'back': {
+      if (!validSeat(seat)) return s;
+      const out = { ...s, seats: setSeat(s, seat, { presence: 'present' as Presence, keepUntilMs: 0 }) };
+      if (seat === s.mySeat) {
+        // A view of my seat follows: rebuild the round from it.
+        return { ...out, round: null };
+      }
+      return { ...out, log: log(out, now, `${name()} is back`) };
+    }
+    case 'presence': {
+      if (!validSeat(seat)) return s;
+      const presence = (['present', 'disconnected', 'left', 'bot_driving'].includes(detail)
+        ? detail
+        : 'present') as Presence;
+      return { ...s, seats: setSeat(s, seat, { presence, keepUntilMs: value }) };
+    }
+    case 'timeout':
+      return { ...s, log: log(s, now, `${name()} ran out of time (${value} in a row)`) };
+    case 'bot_driving':
+      if (!validSeat(seat)) return s;
+      return {
+        ...s,
+        seats: setSeat(s, seat, { presence: 'bot_driving' }),
+        log: log(s, now, `A bot plays for ${seat === s.mySeat ? 'you' : name()} until ${seat === s.mySeat ? 'you act' : 'they act'}`),
+      };
+    case 'bot_released':
+      if (!validSeat(seat)) return s;
+      return { ...s, seats: setSeat(s, seat, { presence: 'present' }) };
+
+    // --- game and round flow ------------------------------------------------------------
+    case 'table_phase':
+      return { ...s, phase: detail || s.phase, roundsDealt: value };
+    case 'auto_start':
+      return { ...s, autoStartAtMs: value };
+    case 'auto_start_cancelled':
+      return { ...s, autoStartAtMs: 0 };
+    case 'game_started':
+      return {
+        ...s,
+        gameNo: value,
+        score: [0, 0],
+        courts: [0, 0],
+        gameOver: null,
+        results: [],
+        lastResult: null,
+        endEarly: [],
+        autoStartAtMs: 0,
+        round: null,
+        log: log(s, now, `Game ${value} starts`),
+      };
+    case 'count_in':
+      return { ...s, phase: 'count_in', countInUntilMs: value, autoStartAtMs: 0, gameOver: null, pot: 0 };
+    case 'count_in_cancelled':
+      return { ...s, phase: 'waiting', countInUntilMs: 0, log: log(s, now, 'Count-in stopped: someone left') };
+    case 'staking':
+      return { ...s, phase: 'staking', countInUntilMs: 0, pot: value };
+    case 'stake_refused':
+      return { ...s, phase: 'waiting', pot: 0, log: log(s, now, 'The stake was refused') };
+    case 'deal_held':
+      return { ...s, pot: value, log: log(s, now, 'Someone went away: the stake goes back') };
+    case 'stake_returned':
+      return { ...s, phase: 'waiting', pot: 0, log: log(s, now, 'Stakes returned') };
+    case 'round_started':
+      return {
+        ...s,
+        phase: 'playing',
+        roundsDealt: value,
+        countInUntilMs: 0,
+        lastResult: null,
+        walletWaiting: false,
+        round: { ...newRound(value), seedCommitment: detail },
+        seats: s.seats.map((x) => ({ ...x, handSize: 0 })),
+      };
+    case 'round':
+      return withRound(s, (r) => ({ ...r, caller: seat, dealer: num(detail.replace('dealer ', ''), -1) }));
+    case 'turn':
+      return withRound(s, (r) => ({ ...r, toAct: seat, turnDeadlineMs: value }));
+    case 'to_act':
+      return withRound(s, (r) => ({ ...r, toAct: seat, sizesFromView: false }));
+    case 'round_over':
+      return withRound(s, (r) => {
+        const [kind, pts] = detail.split(' ');
+        return { ...r, toAct: -1, turnDeadlineMs: 0, over: { winner: seat, kind: kind ?? '', points: num(pts) } };
+      });
+    case 'round_result': {
+      const [kind] = detail.split(' ');
+      const score = parseScore(detail) ?? s.score;
+      const res: RoundResult = { round: s.round?.no ?? s.roundsDealt, team: seat, kind: kind ?? '', points: value, score };
+      const court = seat >= 0 && COURT_KINDS.includes(kind ?? '');
+      const courts: [number, number] = [...s.courts] as [number, number];
+      if (court) courts[seat] += 1;
+      return {
+        ...s,
+        score,
+        courts,
+        lastResult: res,
+        results: [...s.results, res],
+        phase: court ? 'court_stake' : 'waiting',
+        pot: court ? s.pot + 2 * s.betCoins : 0,
+        round: s.round ? { ...s.round, toAct: -1, turnDeadlineMs: 0 } : s.round,
+        log: log(s, now, resultText(s, res)),
+      };
+    }
+    case 'round_abandoned':
+      return { ...s, phase: 'waiting', pot: 0, round: s.round ? { ...s.round, toAct: -1, turnDeadlineMs: 0 } : null, log: log(s, now, 'The round was abandoned: stakes refunded') };
+    case 'game_over': {
+      const endedEarly = detail.startsWith('ended_early');
+      const score = parseScore(detail) ?? s.score;
+      return {
+        ...s,
+        score,
+        phase: 'waiting',
+        pot: 0,
+        gameOver: { team: seat, score, endedEarly },
+        finishedGame: { gameNo: s.gameNo, team: seat, score, endedEarly, results: s.results, courts: s.courts },
+        endEarly: [],
+        log: log(s, now, endedEarly ? 'The game was ended early' : `Game over: ${teamName(s, seat)} win ${score[0]}-${score[1]}`),
+      };
+    }
+    case 'score': {
+      const score = parseScore(detail);
+      return score ? { ...s, score } : s;
+    }
+    case 'seed_commitment':
+      return withRound(s, (r) => ({ ...r, seedCommitment: detail }));
+    case 'seed':
+      return s.round ? { ...s, round: { ...s.round, seed: detail } } : s;
+
+    // --- trump and the hidden trump ------------------------------------------------------
+    case 'hand': {
+      const kind = detail === 'first_five' ? 'first_five' : 'full';
+      const out = withRound(s, (r) => ({ ...r, hand: sortHand(cards), handKind: kind }));
+      return handSizesFromHand(out, kind, cards.length);
+    }
+    case 'trump':
+      return withRound(s, (r) => ({ ...r, trump: detail, caller: r.caller >= 0 ? r.caller : seat }));
+    case 'hidden': {
+      const out = withRound(s, (r) => ({
+        ...r,
+        hiddenLaid: true,
+        hiddenCard: cards[0] && !isHidden(cards[0]) ? cards[0] : r.hiddenCard,
+        trump: cards[0] && !isHidden(cards[0]) ? suitOf(cards[0]) : r.trump,
+      }));
+      return { ...out, log: log(out, now, `${name()} laid the trump face down`) };
+    }
+    case 'asked': {
+      const out = withRound(s, (r) => ({ ...r, askedBy: seat }));
+      return { ...out, log: log(out, now, `${name()} asked to see the trump`) };
+    }
+    case 'shown':
+      return { ...s, log: log(s, now, `${name()} shows the trump`) };
+    case 'trump_shown': {
+      const out = withRound(s, (r) => ({ ...r, trump: detail, trumpShown: true, trumpShownBy: seat }));
+      // the face-down card goes back into the caller's hand
+      const caller = out.round!.caller;
+      const seats = validSeat(caller) && caller !== s.mySeat && s.round?.hiddenLaid
+        ? setSeat(out, caller, { handSize: out.seats[caller].handSize + 1 })
+        : out.seats;
+      return { ...out, seats, log: log(out, now, `Trump is ${suitWord(detail)}`) };
+    }
+    case 'trump_set': {
+      const out = withRound(s, (r) => ({ ...r, trump: detail, trumpSetBy: seat }));
+      return { ...out, log: log(out, now, `${name()} cut: trump is ${suitWord(detail)}`) };
+    }
+
+    // --- tricks and piles ----------------------------------------------------------------
+    case 'played': {
+      if (!validSeat(seat)) return s;
+      const card = cards[0] ?? '??';
+      const out = withRound(s, (r) => {
+        // A finished trick stays on the felt until the next lead: start a new one now.
+        const current = r.current.length >= 4 ? [] : r.current;
+        const hand = seat === s.mySeat ? r.hand.filter((c) => c !== card) : r.hand;
+        return {
+          ...r,
+          current: [...current, { seat, card }],
+          hand,
+          toAct: -1,
+          turnDeadlineMs: 0,
+        };
+      });
+      if (s.round?.sizesFromView) return out;
+      return { ...out, seats: updateHandSizesAfterPlay(out, seat) };
+    }
+    case 'trick': {
+      const parsed = parseTrickDetail(detail);
+      return withRound(s, (r) => {
+        const leader = r.current.length ? r.current[0].seat : -1;
+        const trick: TrickView = { leader, winner: seat, cards: r.current };
+        const n = r.tricks.length;
+        let marker = r.marker;
+        if (s.game === 'stack') {
+          if (seat === r.marker) marker = -1;
+          else if (n > 0) marker = seat;
+        }
+        return {
+          ...r,
+          tricks: [...r.tricks, trick],
+          // keep `current` (4 cards) on the felt until the next lead
+          tricksWon: parsed ? parsed.tricks : r.tricksWon,
+          count: parsed ? parsed.count : r.count,
+          pile: r.pile + 1,
+          stack: r.stack + 1,
+          marker,
+          askedBy: -1,
+        };
+      });
+    }
+    case 'tricks': {
+      const parsed = parseTrickDetail(detail);
+      return parsed ? withRound(s, (r) => ({ ...r, tricksWon: parsed.tricks, count: parsed.count })) : s;
+    }
+    case 'trick_cards': {
+      const leader = num(detail.replace('leader ', ''), 0);
+      const trick: TrickView = {
+        leader,
+        winner: seat,
+        cards: cards.map((card, i) => ({ seat: (leader + i) % 4, card })),
+      };
+      return withRound(s, (r) => ({ ...r, tricks: [...r.tricks, trick], current: r.current.length === 0 || r.current.length >= 4 ? trick.cards : r.current }));
+    }
+    case 'pickup': {
+      const count = num(detail);
+      const out = withRound(s, (r) => ({ ...r, pile: 0, pickups: [...r.pickups, { seat, count }] }));
+      return { ...out, log: log(out, now, `${name()} picked up ${count} ${count === 1 ? 'trick' : 'tricks'}`) };
+    }
+    case 'pile':
+      return withRound(s, (r) => ({ ...r, pile: num(detail) }));
+    case 'stack_payout': {
+      const points = num(detail);
+      const out = withRound(s, (r) => ({ ...r, stack: 0, marker: -1, stackPayouts: [...r.stackPayouts, { team: seat, points }] }));
+      return { ...out, log: log(out, now, `${teamName(s, seat)} take the stack: ${points}`) };
+    }
+    case 'stack':
+      return withRound(s, (r) => ({ ...r, marker: seat, stack: num(detail) }));
+    case 'hand_sizes': {
+      const sizes = detail.split(' ').map((x) => num(x));
+      if (s.round) s = { ...s, round: { ...s.round, sizesFromView: true } };
+      return { ...s, seats: s.seats.map((x, i) => ({ ...x, handSize: sizes[i] ?? 0 })) };
+    }
+
+    // --- votes ----------------------------------------------------------------------------
+    case 'vote': {
+      const kind = detail === 'swap' ? 'swap' : 'bot';
+      const vote: VoteView = { seat, asker: player, kind, deadlineMs: value, votes: {} };
+      return { ...s, vote };
+    }
+    case 'voted':
+      if (!s.vote || !validSeat(seat)) return s;
+      return { ...s, vote: { ...s.vote, votes: { ...s.vote.votes, [seat]: detail === 'no' ? 'no' : 'yes' } } };
+    case 'vote_result': {
+      const what = s.vote?.kind === 'swap' ? 'Partner swap' : 'Bot';
+      const word = detail === 'passed' ? 'agreed' : detail === 'rejected' ? 'refused' : 'cancelled';
+      return { ...s, vote: null, log: log(s, now, `${what} vote ${word}`) };
+    }
+    case 'swapped': {
+      const other = value;
+      if (!validSeat(seat) || !validSeat(other)) return s;
+      const a = s.seats[seat];
+      const b = s.seats[other];
+      const seats = s.seats.map((x) =>
+        x.seat === seat ? { ...b, seat } : x.seat === other ? { ...a, seat: other } : x,
+      );
+      const mySeat = mySeatOf(seats, s.me, s.mySeat === seat ? other : s.mySeat === other ? seat : s.mySeat);
+      const hostSeat = seats.findIndex((x) => x.player === s.hostPlayer);
+      return { ...s, seats, mySeat, hostSeat, log: log(s, now, 'Partners swapped') };
+    }
+    case 'end_early':
+      return {
+        ...s,
+        endEarly: s.endEarly.includes(seat) ? s.endEarly : [...s.endEarly, seat],
+        log: log(s, now, `${name()} agreed to end the game`),
+      };
+
+    // --- voice notes --------------------------------------------------------------------------
+    case 'voice_recording':
+      return { ...s, recording: { seat, player, untilMs: value } };
+    case 'voice_idle':
+      return { ...s, recording: null };
+    case 'voice_note': {
+      const notes = [...s.notes, { noteId: detail, seat, player, playAtMs: value, reported: false }];
+      return { ...s, recording: null, notes: notes.slice(-NOTES_MAX) };
+    }
+    case 'reported':
+      return {
+        ...s,
+        notes: s.notes.map((n) => (n.noteId === detail ? { ...n, reported: true } : n)),
+        log: log(s, now, 'Voice note reported'),
+      };
+    default:
+      return s; // unknown event types may be added: ignore them
+  }
+}
+
+function handSizesFromHand(s: TableState, kind: string, mine: number): TableState {
+  // A hand event: the first five, or the full hand after the call / the deal.
+  const r = s.round!;
+  const played = r.tricks.length > 0 || r.current.length > 0;
+  if (played) {
+    return s.mySeat >= 0 ? { ...s, seats: setSeat(s, s.mySeat, { handSize: mine }) } : s;
+  }
+  const each = kind === 'first_five' ? 5 : 13;
+  const seats = s.seats.map((x) => {
+    if (x.seat === s.mySeat) return { ...x, handSize: mine };
+    if (x.kind === 'empty') return { ...x, handSize: 0 };
+    // a hidden caller keeps one card face down
+    const size = kind === 'full' && r.hiddenLaid && x.seat === r.caller ? 12 : each;
+    return { ...x, handSize: size };
+  });
+  return { ...s, seats };
+}
+
+export function applyResult(s: TableState, r: WireResult, now: number): TableState {
+  const id = num(r.commandId);
+  const sent = s.pending[id];
+  const pending = { ...s.pending };
+  delete pending[id];
+  const code = r.code ?? 0;
+  if (code === 0) {
+    const clear = s.refusal && sent && (sent.type === s.refusal.type || sent.type === 'move');
+    return { ...s, pending, refusal: clear ? null : s.refusal };
+  }
+  const type = sent?.type ?? 'command';
+  return {
+    ...s,
+    pending,
+    refusal: { commandId: id, type, code, message: refusalText(code, r.message ?? ''), atMs: now },
+  };
+}
+
+const SUIT_WORDS = 'clubs|diamonds|hearts|spades';
+export function refusalText(code: number, message: string): string {
+  if (code === 14) return 'The table is moving to another server: try again in a moment';
+  if (code === 8) return 'Too many commands: slow down';
+  if (!message) return `Refused (code ${code})`;
+  let m: RegExpExecArray | null;
+  if ((m = new RegExp(`^seat \\d holds (${SUIT_WORDS})$`).exec(message))) return `Follow suit: you have ${m[1]}`;
+  if ((m = new RegExp(`^seat \\d saw the trump and holds (${SUIT_WORDS})$`).exec(message)))
+    return `You asked to see the trump: play ${m[1]}`;
+  if (message === 'not your turn') return 'Not your turn yet';
+  const text = message.replace(/^seat (\d) /, (_, d) => `seat ${Number(d) + 1} `);
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+export function applyNotice(s: TableState, n: WireNotice, now: number): TableState {
+  switch (n.type) {
+    case 'reconnecting':
+      return { ...s, moving: true, log: log(s, now, 'Reconnecting…') };
+    case 'reconnected':
+      return { ...s, moving: false, log: log(s, now, 'Reconnected') };
+    case 'wallet_unavailable':
+      return { ...s, walletWaiting: true };
+    case 'wallet_available':
+      return { ...s, walletWaiting: false };
+    default:
+      return s;
+  }
+}
+
+// --- derived values for the renderer ---------------------------------------------------------
+export function suitWord(suit: string): string {
+  return ({ C: 'clubs', D: 'diamonds', H: 'hearts', S: 'spades' } as Record<string, string>)[suit] ?? 'unknown';
+}
+
+export function teamOf(seat: number): number {
+  return seat < 0 ? -1 : seat % 2;
+}
+
+export function teamName(s: TableState, team: number): string {
+  if (team < 0) return 'Nobody';
+  if (s.mySeat >= 0) return teamOf(s.mySeat) === team ? 'You and your partner' : 'Your opponents';
+  return team === 0 ? 'Seats 1 & 3' : 'Seats 2 & 4';
+}
+
+export function resultText(s: TableState, r: RoundResult): string {
+  if (r.team < 0) return `Round ${r.round} is a draw`;
+  const kinds: Record<string, string> = {
+    normal: '',
+    court: ' with a Court!',
+    goon_court: ' with a Goon Court!',
+    kot: ' with a Kot!',
+    four_point: ' with a four-pointer!',
+    six_point: ' with a six-pointer!',
+  };
+  return `${teamName(s, r.team)} win round ${r.round}${kinds[r.kind] ?? ''} (+${r.points})`;
+}
+
+/** Coins this seat made in the last round: +bet per share won, doubled for a Court. */
+export function coinsForResult(s: TableState, r: RoundResult): number {
+  if (r.team < 0 || s.mySeat < 0) return 0;
+  const mult = COURT_KINDS.includes(r.kind) ? 2 : 1;
+  return (teamOf(s.mySeat) === r.team ? 1 : -1) * mult * s.betCoins;
+}
+
+/** What my seat may do now: "call" (name trump), "hide", "play", or "" (wait). */
+export function myAction(s: TableState): '' | 'call' | 'hide' | 'play' {
+  const r = s.round;
+  if (!r || r.over || s.mySeat < 0 || r.toAct !== s.mySeat || s.phase !== 'playing') return '';
+  if (r.handKind === 'first_five') return s.game === 'hidden' ? 'hide' : 'call';
+  return 'play';
+}
+
+/** The led suit of the trick in progress, "" when I lead. */
+export function ledSuit(r: RoundView): string {
+  if (r.current.length === 0 || r.current.length >= 4) return '';
+  const c = r.current[0].card;
+  return isHidden(c) ? '' : suitOf(c);
+}
+
+/**
+ * The cards I may play, as far as the client can know: follow suit; after asking to see a
+ * hidden trump, a trump if I hold one. The server decides; it refuses what is wrong.
+ */
+export function legalCards(s: TableState): Set<string> {
+  const r = s.round;
+  const out = new Set<string>();
+  if (!r || myAction(s) !== 'play') return out;
+  const led = ledSuit(r);
+  let allowed = r.hand;
+  if (led && r.hand.some((c) => suitOf(c) === led)) {
+    allowed = r.hand.filter((c) => suitOf(c) === led);
+  } else if (led && s.game === 'hidden' && r.trumpShown && r.trump &&
+    (r.askedBy === s.mySeat || (r.trumpShownBy === s.mySeat && s.mySeat === r.caller)) &&
+    r.hand.some((c) => suitOf(c) === r.trump)) {
+    allowed = r.hand.filter((c) => suitOf(c) === r.trump);
+  }
+  allowed.forEach((c) => out.add(c));
+  return out;
+}
+
+/** hidden: may I ask to see the trump now (not the caller, cannot follow, not leading)? */
+export function canAsk(s: TableState): boolean {
+  const r = s.round;
+  if (!r || s.game !== 'hidden' || myAction(s) !== 'play' || r.trumpShown) return false;
+  if (s.mySeat === r.caller) return false;
+  const led = ledSuit(r);
+  return !!led && !r.hand.some((c) => suitOf(c) === led);
+}
+
+/** hidden: may I (the caller) show the trump now? */
+export function canShow(s: TableState): boolean {
+  const r = s.round;
+  if (!r || s.game !== 'hidden' || myAction(s) !== 'play' || r.trumpShown || !r.hiddenLaid) return false;
+  if (s.mySeat !== r.caller) return false;
+  const led = ledSuit(r);
+  if (!led) {
+    const last = r.tricks[r.tricks.length - 1];
+    return r.tricks.length > 0 && !!last && last.winner === s.mySeat;
+  }
+  return !r.hand.some((c) => suitOf(c) === led);
+}
+
+/** The cards on the felt: the trick in progress, or the finished one until the next lead. */
+export function feltCards(r: RoundView | null): { cards: PlayedCard[]; winner: number } {
+  if (!r) return { cards: [], winner: -1 };
+  const last = r.tricks[r.tricks.length - 1];
+  if (r.current.length >= 4 && last) return { cards: r.current, winner: last.winner };
+  return { cards: r.current, winner: -1 };
+}
+
+export function isHost(s: TableState): boolean {
+  return s.me !== '' && s.me === s.hostPlayer;
+}
+
+export function inRound(s: TableState): boolean {
+  return s.phase === 'playing' && !!s.round && !s.round.over;
+}
