@@ -272,7 +272,10 @@ class GatewayE2eTest : public ::testing::Test {
     p.play = std::make_unique<ScriptedPlayer>(p.name, DialerFor(p), options);
     absl::StatusOr<cv1::Opened> opened = p.play->Open(table_id);
     ASSERT_TRUE(opened.ok()) << opened.status();
-    ASSERT_TRUE(p.play->Join().ok()) << p.name;
+    if (opened->seat() < 0) {
+      absl::Status joined = p.play->Join();
+      ASSERT_TRUE(joined.ok()) << p.name << ": " << joined;
+    }
     ASSERT_GE(p.play->seat(), 0) << p.name;
   }
 
