@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts a throwaway
-# PostgreSQL and Redis on loopback test ports, runs every test (unit + integration),
+# PostgreSQL and Redis on loopback test ports, runs every test (unit + integration), the
+# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh),
 # then a sanitizer build (ASan+UBSan) of the unit tests, and stops the servers.
 #
 #   tests/run.sh                 everything (what CI runs)
 #   tests/run.sh --no-sanitizers skip the sanitizer pass (quicker local loop)
 #   COURTPIECE_TEST_PG_PORT / COURTPIECE_TEST_REDIS_PORT override the ports.
+# Tests that run at once share the Redis server, each in its own database (each flushes
+# its own): 3 scripted player vs table, 4 gateway relay, 5 web e2e, 6 gateway e2e, 7..10
+# table e2e shards, 11 lobby records, 12 lobby directory, 13 lobby e2e (14 the lobby bench,
+# 15 the gateway load tool, both run by hand).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -56,6 +61,10 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 
 step "tests (unit + integration)"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+step "web client: build, unit tests, browser end to end against the real suite"
+(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
+./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port"
 
 if [ "$sanitizers" = 1 ]; then
   step "sanitizer build (ASan+UBSan) and unit tests"

@@ -12,6 +12,7 @@ PACKAGES=(
   libboost1.81-dev libsodium-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools
   docker-compose python3 curl procps ccache
+  chromium fonts-dejavu-core
 )
 
 missing=()
@@ -20,6 +21,12 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# The web client builds with Node.js and npm (web/README.md). The machine's own Node.js 20 is
+# used when present; otherwise Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"

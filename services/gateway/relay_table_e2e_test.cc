@@ -39,8 +39,9 @@ namespace wv1 = ::courtpiece::wallet::v1;
 constexpr absl::Duration kWait = absl::Seconds(10);
 
 int RedisDb() {
-  const char* env = std::getenv("COURTPIECE_TEST_GATEWAY_REDIS_DB");
-  return env == nullptr ? 9 : std::atoi(env);
+  // Its own database: 7..10 are the table e2e test's shards, 6 the gateway e2e test's.
+  const char* env = std::getenv("COURTPIECE_TEST_RELAY_REDIS_DB");
+  return env == nullptr ? 4 : std::atoi(env);
 }
 
 // Waits on a condition over state guarded by `mu`.

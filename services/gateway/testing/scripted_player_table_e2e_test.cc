@@ -35,7 +35,7 @@ namespace tv1 = ::courtpiece::table::v1;
 namespace wv1 = ::courtpiece::wallet::v1;
 using ::testing::IsEmpty;
 
-constexpr int kRedisDb = 12;
+constexpr int kRedisDb = 3;  // its own: 12 is the lobby directory e2e test's
 
 // TableService.Play as a PlayTransport: client messages relayed by their bytes.
 class TableTransport final : public PlayTransport {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The web client in a real browser against the real suite (issue 13's end-to-end test):
+# builds web/ (npm ci, vite), starts the stack of tests/lib/stack.sh (wallet, lobby, a
+# table instance, the gateway serving web/dist) on free ports against the given Postgres
+# and Redis, and runs `npm run e2e:real` (Playwright with Debian's Chromium: four players
+# create, join by code / link / quick join, play a whole game and a round of every type by
+# clicking, reload, come back). Screenshots land in web/test-results/.
+#   tests/web_e2e.sh --pg HOST:PORT --redis HOST:PORT [--redis-db 5] [--bin build/bin]
+set -euo pipefail
+pg="" redis="" redis_db=5 bin="build/bin"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --pg) pg=$2; shift 2 ;;
+    --redis) redis=$2; shift 2 ;;
+    --redis-db) redis_db=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "tests/web_e2e.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[[ -n $pg && -n $redis ]] || { echo "--pg HOST:PORT and --redis HOST:PORT are required" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bin=$(cd "$bin" && pwd)
+(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
+source tests/lib/stack.sh
+trap stack_stop EXIT
+stack_start "$pg" "$redis" webe2e "$redis_db" \
+  COURTPIECE_TABLE_COMMANDS_PER_SECOND=100 COURTPIECE_TABLE_COMMANDS_BURST=100
+(cd web && GATEWAY_URL="http://127.0.0.1:$gw_http_port" npm run e2e:real --silent)
