@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's run command: installs what is missing, builds, starts a local PostgreSQL
+# The README's run command: installs what is missing, builds (the services and the web
+# client), starts a local PostgreSQL
 # and Redis (plain processes, data under .local/), applies every service's migrations,
 # starts every service that has been built, and prints where to connect.
 # Stop everything with deploy/local/down.sh.
@@ -15,6 +16,8 @@ source deploy/local/services.sh
 ./deploy/local/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
+# The web client the gateway serves (web/dist).
+(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
 
 ./deploy/local/postgres.sh start --port "$PG_PORT" --dir "$STATE_DIR/pg"
 ./deploy/local/redis.sh start --port "$REDIS_PORT" --dir "$STATE_DIR/redis"
