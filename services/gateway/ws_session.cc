@@ -106,12 +106,14 @@ void WsSession::OnRead(beast::error_code ec, size_t /*bytes*/) {
     return;
   }
   if (closing_) {
+    // Our close is out: Beast's close operation reads (and drops) what still comes until
+    // the peer's close or EOF, then tears down and calls Gone. A read of ours beside it
+    // could wait forever on a peer that half-closed.
     buffer_.consume(buffer_.size());
-    ReadNext();
     return;
   }
   HandleFrame();
-  ReadNext();
+  if (!closing_) ReadNext();
 }
 
 void WsSession::HandleFrame() {
@@ -249,8 +251,9 @@ void WsSession::CloseNow(uint16_t code, const std::string& reason) {
   close_reason.code = code;
   close_reason.reason = CutUtf8(reason, kWsReasonMax);
   ws_.async_close(close_reason, [self = shared_from_this()](beast::error_code) {
-    // Beast tore the connection down; the pending read ends with an error
-    // and calls Gone.
+    // Done (the peer answered, hung up, or the timer cut the socket): Beast tore the
+    // connection down.
+    self->Gone();
   });
 }
 
