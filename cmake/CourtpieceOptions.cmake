@@ -16,9 +16,12 @@ endif()
 # Warnings are errors in our own code (never applied to generated code). GCC 12 at -O3
 # reports false positives for restrict and maybe-uninitialized (seen in the table bench and
 # seats): they stay warnings, not errors, so Release builds of the benchmarks work.
+# Those two flags are GCC's; clang (the fuzz builds) does not know them.
 function(courtpiece_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Werror
-    -Wno-error=restrict -Wno-error=maybe-uninitialized)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Werror)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-error=restrict -Wno-error=maybe-uninitialized)
+  endif()
 endfunction()
 
 # ccache, when installed: its directory lives outside the clone (COURTPIECE_CCACHE_DIR, else
