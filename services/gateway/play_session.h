@@ -1,6 +1,6 @@
 // The Play relay: PlayService (play_service.h) over the table tier. One PlaySession per client
 // connection relays it to the table's owner instance and moves it by itself when the table
-// moves (docs/gateway.md "Relay and the gRPC front"; design: gateway-design.md).
+// moves (docs/gateway.md "Relay and the gRPC front"; design: docs/gateway.md "Design").
 //
 // Contract (beyond play_service.h):
 // - The first client message must be `open` (else the stream ends INVALID_ARGUMENT); its
