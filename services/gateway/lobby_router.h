@@ -1,6 +1,6 @@
 // The real UnaryRouters (unary_router.h): the client methods of client.proto and the admin
 // methods, relayed to the lobby as raw bytes over grpc::GenericStub (the client messages
-// mirror the lobby's field for field, client.proto). gateway-design.md "Unary routing".
+// mirror the lobby's field for field, client.proto). docs/gateway.md "Design".
 //
 // Contract (beyond unary_router.h): the token is checked with the TokenGate before any
 // upstream call (UNAUTHENTICATED; admin methods: PERMISSION_DENIED for a player's token);
