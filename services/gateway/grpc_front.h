@@ -48,6 +48,9 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   grpc::ServerUnaryReactor* UpdateProfile(grpc::CallbackServerContext* ctx,
                                           const client::v1::UpdateProfileRequest* request,
                                           client::v1::Profile* response) override;
+  grpc::ServerUnaryReactor* GetPublicProfiles(
+      grpc::CallbackServerContext* ctx, const client::v1::GetPublicProfilesRequest* request,
+      client::v1::GetPublicProfilesResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* ctx,
                                      const client::v1::GetStatsRequest* request,
                                      client::v1::StatsResponse* response) override;

@@ -82,6 +82,11 @@ class FakeRouter final : public UnaryRouter {
                     .request_prototype = &cv1::ResolveCodeRequest::default_instance(),
                     .response_prototype = &cv1::TableRef::default_instance(),
                     .upstream = "/x/ResolveCode"};
+    methods_["GetPublicProfiles"] =
+        UnaryMethod{.name = "GetPublicProfiles",
+                    .request_prototype = &cv1::GetPublicProfilesRequest::default_instance(),
+                    .response_prototype = &cv1::GetPublicProfilesResponse::default_instance(),
+                    .upstream = "/x/GetPublicProfiles"};
   }
   const UnaryMethod* Find(std::string_view name) const override {
     auto it = methods_.find(std::string(name));
@@ -96,6 +101,22 @@ class FakeRouter final : public UnaryRouter {
     }
     if (method.name == "ResolveCode") {
       done(absl::NotFoundError("unknown code 000000"), nullptr);
+      return;
+    }
+    if (method.name == "GetPublicProfiles") {
+      if (ctx.authorization.empty()) {
+        done(absl::UnauthenticatedError("missing token"), nullptr);
+        return;
+      }
+      const auto& req = static_cast<const cv1::GetPublicProfilesRequest&>(*request);
+      auto reply = std::make_unique<cv1::GetPublicProfilesResponse>();
+      for (const std::string& id : req.player_ids()) {
+        cv1::PublicProfile* p = reply->add_profiles();
+        p->set_player_id(id);
+        p->set_display_name("N-" + id);
+        p->set_avatar_id(7);
+      }
+      done(absl::OkStatus(), std::move(reply));
       return;
     }
     auto session = std::make_unique<cv1::Session>();
@@ -196,6 +217,32 @@ TEST_F(GrpcFrontTest, UnaryErrorsKeepTheirCodeAndUnknownMethodsAreUnimplemented)
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
     EXPECT_EQ(s.error_message(), "unknown method MyTables");
   }
+}
+
+TEST_F(GrpcFrontTest, GetPublicProfilesGoesThroughTheRouter) {
+  Start();
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer abc");
+    cv1::GetPublicProfilesRequest req;
+    req.add_player_ids("p-1");
+    req.add_player_ids("p-2");
+    cv1::GetPublicProfilesResponse out;
+    grpc::Status s = stub_->GetPublicProfiles(&ctx, req, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_EQ(out.profiles_size(), 2);
+    EXPECT_EQ(out.profiles(1).player_id(), "p-2");
+    EXPECT_EQ(out.profiles(1).display_name(), "N-p-2");
+    EXPECT_EQ(out.profiles(1).avatar_id(), 7);
+    std::lock_guard<std::mutex> lock(router_.mu);
+    EXPECT_EQ(router_.last_ctx.authorization, "Bearer abc");
+    EXPECT_EQ(router_.last_request, "player_ids: \"p-1\" player_ids: \"p-2\"");
+  }
+  grpc::ClientContext ctx;
+  cv1::GetPublicProfilesResponse out;
+  grpc::Status s = stub_->GetPublicProfiles(&ctx, cv1::GetPublicProfilesRequest(), &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(s.error_message(), "missing token");
 }
 
 TEST_F(GrpcFrontTest, PlayWithoutAValidTokenIsRefusedBeforeConnect) {

@@ -66,6 +66,8 @@ std::unique_ptr<LobbyRouter> LobbyRouter::ForClients(std::shared_ptr<grpc::Chann
       Method<cv1::RefreshRequest, cv1::Session>("Refresh", "Accounts", false),
       Method<cv1::GetProfileRequest, cv1::Profile>("GetProfile", "Accounts", true),
       Method<cv1::UpdateProfileRequest, cv1::Profile>("UpdateProfile", "Accounts", true),
+      Method<cv1::GetPublicProfilesRequest, cv1::GetPublicProfilesResponse>("GetPublicProfiles",
+                                                                            "Accounts", true),
       Method<cv1::CreateTableRequest, cv1::TableRef>("CreateTable", "Directory", true),
       Method<cv1::ResolveCodeRequest, cv1::TableRef>("ResolveCode", "Directory", true),
       Method<cv1::ListOpenTablesRequest, cv1::ListOpenTablesResponse>("ListOpenTables", "Directory",

@@ -65,6 +65,21 @@ class FakeAccounts final : public lv1::Accounts::Service {
     out->set_coins(0);  // zeros survive as zeros
     return grpc::Status::OK;
   }
+  grpc::Status GetPublicProfiles(grpc::ServerContext* ctx, const lv1::GetPublicProfilesRequest* req,
+                                 lv1::GetPublicProfilesResponse* out) override {
+    seen_.Record(ctx, "GetPublicProfiles");
+    if (req->player_ids_size() > 16) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "player_ids: at most 16 ids");
+    }
+    for (const std::string& id : req->player_ids()) {
+      if (id.rfind("bot-", 0) == 0) continue;  // not players
+      lv1::PublicProfile* p = out->add_profiles();
+      p->set_player_id(id);
+      p->set_display_name("Name of " + id);
+      p->set_avatar_id(static_cast<int>(id.size()));
+    }
+    return grpc::Status::OK;
+  }
 
  private:
   Seen& seen_;
@@ -191,10 +206,10 @@ class LobbyRouterTest : public ::testing::Test {
 TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
   std::vector<std::string> names;
   for (const UnaryMethod& m : clients_->methods()) names.push_back(m.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"GuestLogin", "Refresh", "GetProfile", "UpdateProfile",
-                                      "CreateTable", "ResolveCode", "ListOpenTables", "QuickJoin",
-                                      "MyTables", "GetStats", "RecentResults"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"GuestLogin", "Refresh", "GetProfile", "UpdateProfile",
+                                             "GetPublicProfiles", "CreateTable", "ResolveCode",
+                                             "ListOpenTables", "QuickJoin", "MyTables", "GetStats",
+                                             "RecentResults"}));
   EXPECT_EQ(clients_->Find("Play"), nullptr);
   EXPECT_EQ(clients_->Find("GetPlayer"), nullptr);
   EXPECT_EQ(clients_->Find("guestlogin"), nullptr);
@@ -202,13 +217,17 @@ TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
   EXPECT_FALSE(clients_->Find("GuestLogin")->needs_token);
   EXPECT_FALSE(clients_->Find("Refresh")->needs_token);
   EXPECT_TRUE(clients_->Find("GetProfile")->needs_token);
+  EXPECT_TRUE(clients_->Find("GetPublicProfiles")->needs_token);
+  EXPECT_FALSE(clients_->Find("GetPublicProfiles")->admin_only);
+  EXPECT_EQ(clients_->Find("GetPublicProfiles")->upstream,
+            "/courtpiece.lobby.v1.Accounts/GetPublicProfiles");
   EXPECT_EQ(clients_->Find("QuickJoin")->upstream, "/courtpiece.lobby.v1.Directory/QuickJoin");
   EXPECT_EQ(clients_->Find("RecentResults")->upstream, "/courtpiece.lobby.v1.Stats/RecentResults");
   // Every client method matches the CourtPiece service's types, and the upstream method
   // exists with the mirrored types.
   const auto* svc = cv1::PlayRequest::descriptor()->file()->FindServiceByName("CourtPiece");
   ASSERT_NE(svc, nullptr);
-  EXPECT_EQ(svc->method_count(), 12);  // the 11 above and Play
+  EXPECT_EQ(svc->method_count(), 13);  // the 12 above and Play
   for (const UnaryMethod& m : clients_->methods()) {
     const auto* md = svc->FindMethodByName(m.name);
     ASSERT_NE(md, nullptr) << m.name;
@@ -297,6 +316,35 @@ TEST_F(LobbyRouterTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFie
   out = Call(*clients_, "CreateTable", req, Ctx(bearer, absl::Now() - absl::Seconds(1)));
   EXPECT_EQ(out.status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(seen_.calls, calls);
+}
+
+TEST_F(LobbyRouterTest, GetPublicProfilesIsRelayedWithTheTokenAndRefusedWithoutOne) {
+  cv1::GetPublicProfilesRequest req;
+  for (const char* id : {"p-1", "bot-2", "p-abc"}) req.add_player_ids(id);
+  Outcome out = Call(*clients_, "GetPublicProfiles", req);
+  EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
+  EXPECT_EQ(seen_.calls, 0);
+
+  const std::string bearer = Bearer(auth::Role::kPlayer);
+  out = Call(*clients_, "GetPublicProfiles", req, Ctx(bearer));
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_EQ(seen_.method, "GetPublicProfiles");
+  EXPECT_EQ(seen_.authorization, bearer);
+  const auto& got = dynamic_cast<const cv1::GetPublicProfilesResponse&>(*out.response);
+  ASSERT_EQ(got.profiles_size(), 2);
+  EXPECT_EQ(got.profiles(0).player_id(), "p-1");
+  EXPECT_EQ(got.profiles(0).display_name(), "Name of p-1");
+  EXPECT_EQ(got.profiles(0).avatar_id(), 3);
+  EXPECT_EQ(got.profiles(1).player_id(), "p-abc");
+  EXPECT_EQ(got.profiles(1).avatar_id(), 5);
+  EXPECT_TRUE(got.GetReflection()->GetUnknownFields(got).empty());
+
+  // The lobby's refusal passes through exactly.
+  for (int i = 0; i < 14; ++i) req.add_player_ids("p-more");
+  out = Call(*clients_, "GetPublicProfiles", req, Ctx(bearer));
+  EXPECT_EQ(out.status, absl::InvalidArgumentError("player_ids: at most 16 ids"));
+  EXPECT_EQ(metrics_.calls,
+            (std::vector<std::string>{"GetPublicProfiles:0", "GetPublicProfiles:3"}));
 }
 
 TEST_F(LobbyRouterTest, AdminCallsUseTheLobbysOwnTypes) {

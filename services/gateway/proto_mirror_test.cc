@@ -124,5 +124,32 @@ TEST_F(MirrorTest, AnUpstreamReplyParsesAsTheClientTypeWithoutInternalFields) {
   EXPECT_EQ(mine.SerializeAsString().find("table-a"), std::string::npos);
 }
 
+// The client's unary methods relay to a lobby method of the same name with mirrored types.
+TEST_F(MirrorTest, GetPublicProfilesMirrorsTheAccountsMethod) {
+  const auto* mine = client::v1::PlayRequest::descriptor()->file()->FindServiceByName("CourtPiece");
+  const auto* theirs = lobby::v1::Session::descriptor()->file()->FindServiceByName("Accounts");
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  const auto* a = mine->FindMethodByName("GetPublicProfiles");
+  const auto* b = theirs->FindMethodByName("GetPublicProfiles");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(Counterpart(a->input_type()->name()), b->input_type()->full_name());
+  EXPECT_EQ(Counterpart(a->output_type()->name()), b->output_type()->full_name());
+
+  lobby::v1::GetPublicProfilesResponse reply;
+  lobby::v1::PublicProfile* p = reply.add_profiles();
+  p->set_player_id("p-1");
+  p->set_display_name("Ali");
+  p->set_avatar_id(12);
+  client::v1::GetPublicProfilesResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(reply.SerializeAsString()));
+  ASSERT_EQ(parsed.profiles_size(), 1);
+  EXPECT_EQ(parsed.profiles(0).player_id(), "p-1");
+  EXPECT_EQ(parsed.profiles(0).display_name(), "Ali");
+  EXPECT_EQ(parsed.profiles(0).avatar_id(), 12);
+  EXPECT_TRUE(parsed.GetReflection()->GetUnknownFields(parsed.profiles(0)).empty());
+}
+
 }  // namespace
 }  // namespace courtpiece::gateway

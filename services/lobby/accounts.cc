@@ -81,6 +81,9 @@ absl::Status Accounts::ValidateOptions(const AccountsOptions& o) {
   if (o.store_attempts_max < 1 || o.store_attempts_max > 10) {
     return absl::InvalidArgumentError("store_attempts_max must be 1..10");
   }
+  if (o.public_profiles_max < 1 || o.public_profiles_max > 1000) {
+    return absl::InvalidArgumentError("public_profiles_max must be 1..1000");
+  }
   return absl::OkStatus();
 }
 
@@ -255,6 +258,35 @@ absl::StatusOr<Profile> Accounts::UpdateProfile(const std::string& player_id,
   }
   if (!player.ok()) return player.status();
   return WithCoins(*player, deadline);
+}
+
+absl::StatusOr<std::vector<PublicProfile>> Accounts::GetPublicProfiles(
+    const std::vector<std::string>& player_ids, absl::Time deadline) {
+  if (player_ids.size() > static_cast<size_t>(options_.public_profiles_max)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "player_ids: at most ", options_.public_profiles_max, " ids, got ", player_ids.size()));
+  }
+  for (size_t i = 0; i < player_ids.size(); ++i) {
+    if (!auth::IsValidPlayerId(player_ids[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("player_ids[", i, "]: must be 1..64 chars of [A-Za-z0-9_-]"));
+    }
+  }
+  std::vector<PublicProfile> out;
+  if (player_ids.empty()) return out;
+  std::vector<std::string> ids = player_ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
+  absl::StatusOr<std::vector<PlayerRecord>> players = store_.GetPlayers(ids, deadline);
+  if (!players.ok()) return players.status();
+  out.reserve(players->size());
+  for (PlayerRecord& p : *players) {
+    out.push_back(PublicProfile{.player_id = std::move(p.player_id),
+                                .display_name = std::move(p.display_name),
+                                .avatar_id = p.avatar_id});
+  }
+  return out;
 }
 
 }  // namespace courtpiece::lobby

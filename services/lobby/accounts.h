@@ -16,6 +16,11 @@
 //   access-token lifetime).
 // GetProfile / UpdateProfile(player_id from the verified token): NOT_FOUND unknown player;
 //   coins come from the wallet, -1 if it does not answer within wallet_read_timeout.
+// GetPublicProfiles(player_ids): any signed-in caller (the server checks the token). At most
+//   public_profiles_max (16) ids, duplicates counted, each IsValidPlayerId, else
+//   INVALID_ARGUMENT naming the first bad one; the known players, sorted by id, duplicates
+//   once; unknown ids (and the table's bot ids, "bot-<seat>": not players) are absent. No
+//   ids: an empty answer without a store call. One store read, no wallet call.
 // Every call checks its deadline before each store or wallet call (DEADLINE_EXCEEDED).
 // Storage errors keep their codes (UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED); a few
 // Aborted/AlreadyExists (a random id collision) are retried, bounded by store_attempts_max.
@@ -28,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -44,6 +50,7 @@ struct AccountsOptions {
   int avatar_max = 64;                                           // avatar ids are 1..avatar_max
   absl::Duration wallet_read_timeout = absl::Milliseconds(500);  // the profile's coins
   int store_attempts_max = 3;
+  int public_profiles_max = 16;  // ids per GetPublicProfiles call
 };
 
 struct Session {
@@ -63,6 +70,13 @@ struct Profile {
   auth::Role role = auth::Role::kPlayer;
   int64_t coins = -1;  // -1: the wallet did not answer in time
   int64_t created_at_ms = 0;
+};
+
+// What any signed-in player may see of another (no coins, no role).
+struct PublicProfile {
+  std::string player_id;
+  std::string display_name;
+  int avatar_id = 0;
 };
 
 // Where new player ids and refresh tokens come from (random in production; tests inject).
@@ -91,6 +105,9 @@ class Accounts {
   // display_name empty and avatar_id 0 mean unchanged.
   absl::StatusOr<Profile> UpdateProfile(const std::string& player_id, std::string_view display_name,
                                         int avatar_id, absl::Time deadline);
+
+  absl::StatusOr<std::vector<PublicProfile>> GetPublicProfiles(
+      const std::vector<std::string>& player_ids, absl::Time deadline);
 
   const AccountsOptions& options() const { return options_; }
 

@@ -180,6 +180,39 @@ TEST_F(AccountsE2eTest, ANewDeviceGetsTheGrantOnceAndSignsInAgainAsTheSamePlayer
   EXPECT_EQ(HouseBalance(), -2 * kGrant);
 }
 
+TEST_F(AccountsE2eTest, PublicProfilesOfThePeopleSeatedOnTheRealLobby) {
+  v1::Session ali, sara;
+  ASSERT_TRUE(Login(std::string(48, 'a'), &ali, "Ali").ok());
+  ASSERT_TRUE(Login(std::string(48, 'b'), &sara, "Sara").ok());
+  v1::GetPublicProfilesRequest request;
+  for (const std::string& id : {sara.player_id(), std::string("bot-2"), ali.player_id(),
+                                std::string("p-000000000000000000000000")}) {
+    request.add_player_ids(id);
+  }
+  v1::GetPublicProfilesResponse response;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    context.AddMetadata("authorization", "Bearer " + sara.access_token());
+    grpc::Status s = stub_->GetPublicProfiles(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  std::map<std::string, std::string> names;
+  for (const v1::PublicProfile& p : response.profiles()) {
+    names[p.player_id()] = p.display_name();
+    EXPECT_EQ(p.avatar_id(), 1);  // the default picture
+  }
+  EXPECT_EQ(names, (std::map<std::string, std::string>{{ali.player_id(), "Ali"},
+                                                       {sara.player_id(), "Sara"}}));
+  for (int i = 0; i < 13; ++i) request.add_player_ids(ali.player_id());  // 17 ids
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  context.AddMetadata("authorization", "Bearer " + sara.access_token());
+  grpc::Status s = stub_->GetPublicProfiles(&context, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "player_ids: at most 16 ids, got 17");
+}
+
 TEST_F(AccountsE2eTest, RefreshWorksOnceThenTheUsedTokenIsUnauthenticated) {
   v1::Session login;
   ASSERT_TRUE(Login(std::string(48, 'a'), &login).ok());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "courtpiece/common/client_errors.h"
@@ -28,6 +29,12 @@ void ToProto(const Profile& in, v1::Profile* out) {
   out->set_role(auth::RoleName(in.role));
   out->set_coins(in.coins);
   out->set_created_at_ms(in.created_at_ms);
+}
+
+void ToProto(const PublicProfile& in, v1::PublicProfile* out) {
+  out->set_player_id(in.player_id);
+  out->set_display_name(in.display_name);
+  out->set_avatar_id(in.avatar_id);
 }
 
 AccountsService::AccountsService(Accounts& accounts, const CallerAuth& auth, const Clock& clock,
@@ -96,6 +103,19 @@ grpc::Status AccountsService::UpdateProfile(grpc::ServerContext* context,
       caller->player_id, request->display_name(), request->avatar_id(), Deadline(*context));
   if (!profile.ok()) return Failed("UpdateProfile", profile.status());
   ToProto(*profile, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status AccountsService::GetPublicProfiles(grpc::ServerContext* context,
+                                                const v1::GetPublicProfilesRequest* request,
+                                                v1::GetPublicProfilesResponse* response) {
+  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  if (!caller.ok()) return Failed("GetPublicProfiles", caller.status());
+  const std::vector<std::string> ids(request->player_ids().begin(), request->player_ids().end());
+  absl::StatusOr<std::vector<PublicProfile>> profiles =
+      accounts_.GetPublicProfiles(ids, Deadline(*context));
+  if (!profiles.ok()) return Failed("GetPublicProfiles", profiles.status());
+  for (const PublicProfile& p : *profiles) ToProto(p, response->add_profiles());
   return grpc::Status::OK;
 }
 

@@ -1,8 +1,9 @@
 // AccountsService: the gRPC face of Accounts (lobby.proto service Accounts). Translation
 // only: proto -> domain, domain -> proto, absl::Status -> grpc::Status (codes 1:1;
 // common::ToClientGrpcStatus hides infrastructure messages and they are logged), the RPC's
-// deadline (the client's, capped at rpc_deadline_max) -> the domain's. GetProfile and
-// UpdateProfile authenticate the caller with CallerAuth first (UNAUTHENTICATED).
+// deadline (the client's, capped at rpc_deadline_max) -> the domain's. GetProfile,
+// UpdateProfile and GetPublicProfiles (any role) authenticate the caller with CallerAuth
+// first (UNAUTHENTICATED).
 // Metrics: courtpiece_lobby_logins_total{result} (GuestLogin: created, signed_in, or the
 // error code) and courtpiece_lobby_login_latency_seconds.
 // Thread-safety: safe for concurrent RPCs.
@@ -36,6 +37,9 @@ class AccountsService final : public v1::Accounts::Service {
                           v1::Profile* response) override;
   grpc::Status UpdateProfile(grpc::ServerContext* context, const v1::UpdateProfileRequest* request,
                              v1::Profile* response) override;
+  grpc::Status GetPublicProfiles(grpc::ServerContext* context,
+                                 const v1::GetPublicProfilesRequest* request,
+                                 v1::GetPublicProfilesResponse* response) override;
 
  private:
   absl::Time Deadline(const grpc::ServerContext& context) const;
@@ -53,6 +57,7 @@ class AccountsService final : public v1::Accounts::Service {
 // Domain -> proto (also for the other lobby services that return profiles).
 void ToProto(const Session& in, v1::Session* out);
 void ToProto(const Profile& in, v1::Profile* out);
+void ToProto(const PublicProfile& in, v1::PublicProfile* out);
 
 }  // namespace courtpiece::lobby
 

@@ -2,6 +2,7 @@
 // real TokenCallerAuth, a fake clock.
 #include "services/lobby/accounts_server.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +62,15 @@ class AccountsServiceTest : public ::testing::Test {
     common::SetTimeout(context, absl::Seconds(5));
     if (!authorization.empty()) context.AddMetadata("authorization", authorization);
     return stub_->GetProfile(&context, v1::GetProfileRequest(), out);
+  }
+  grpc::Status GetPublic(const std::string& authorization, const std::vector<std::string>& ids,
+                         v1::GetPublicProfilesResponse* out) {
+    v1::GetPublicProfilesRequest request;
+    for (const std::string& id : ids) request.add_player_ids(id);
+    grpc::ClientContext context;
+    common::SetTimeout(context, absl::Seconds(5));
+    if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+    return stub_->GetPublicProfiles(&context, request, out);
   }
 
   FakeClock clock_{absl::Now()};  // real-ish time: gRPC deadlines are wall-clock
@@ -171,6 +181,63 @@ TEST_F(AccountsServiceTest, UpdateProfileChangesNameAndAvatar) {
   EXPECT_EQ(profile.display_name(), "عمران");
   EXPECT_EQ(profile.avatar_id(), 12);
   EXPECT_EQ(profile.coins(), 500);
+}
+
+TEST_F(AccountsServiceTest, PublicProfilesForAnySignedInCallerWithoutCoinsOrRole) {
+  v1::Session ali, sara;
+  ASSERT_TRUE(Login(std::string(32, 'a'), "Ali", &ali).ok());
+  ASSERT_TRUE(Login(std::string(32, 'b'), "Sara", &sara).ok());
+  {
+    v1::UpdateProfileRequest update;
+    update.set_avatar_id(33);
+    v1::Profile profile;
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + sara.access_token());
+    ASSERT_TRUE(stub_->UpdateProfile(&context, update, &profile).ok());
+  }
+  const std::vector<std::string> seated = {sara.player_id(), "bot-1", ali.player_id(),
+                                           "p-000000000000000000000000"};
+  v1::GetPublicProfilesResponse out;
+  grpc::Status s = GetPublic("Bearer " + ali.access_token(), seated, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  std::map<std::string, v1::PublicProfile> by_id;
+  for (const v1::PublicProfile& p : out.profiles()) by_id[p.player_id()] = p;
+  ASSERT_EQ(out.profiles_size(), 2);
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id[ali.player_id()].display_name(), "Ali");
+  EXPECT_EQ(by_id[ali.player_id()].avatar_id(), 1);
+  EXPECT_EQ(by_id[sara.player_id()].display_name(), "Sara");
+  EXPECT_EQ(by_id[sara.player_id()].avatar_id(), 33);
+  EXPECT_LT(out.profiles(0).player_id(), out.profiles(1).player_id());  // sorted by id
+
+  // An admin's token works as well (any role).
+  const std::string admin = signer_.Sign("p-admin", auth::Role::kAdmin, absl::Minutes(5));
+  v1::GetPublicProfilesResponse as_admin;
+  ASSERT_TRUE(GetPublic("Bearer " + admin, seated, &as_admin).ok());
+  EXPECT_EQ(as_admin.profiles_size(), 2);
+}
+
+TEST_F(AccountsServiceTest, PublicProfilesNeedATokenAndAtMost16WellFormedIds) {
+  v1::Session ali;
+  ASSERT_TRUE(Login(std::string(32, 'a'), "Ali", &ali).ok());
+  v1::GetPublicProfilesResponse out;
+  grpc::Status none = GetPublic("", {ali.player_id()}, &out);
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(none.error_message(), HasSubstr("no session token"));
+  clock_.Advance(absl::Minutes(16));
+  EXPECT_EQ(GetPublic("Bearer " + ali.access_token(), {ali.player_id()}, &out).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  const std::string bearer =
+      "Bearer " + signer_.Sign(ali.player_id(), auth::Role::kPlayer, absl::Minutes(5));
+  grpc::Status many = GetPublic(bearer, std::vector<std::string>(17, ali.player_id()), &out);
+  EXPECT_EQ(many.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(many.error_message(), "player_ids: at most 16 ids, got 17");
+  grpc::Status bad = GetPublic(bearer, {"has space"}, &out);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(bad.error_message(), "player_ids[0]: must be 1..64 chars of [A-Za-z0-9_-]");
+  v1::GetPublicProfilesResponse empty;
+  ASSERT_TRUE(GetPublic(bearer, {}, &empty).ok());
+  EXPECT_EQ(empty.profiles_size(), 0);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/auth/keys.h"
@@ -237,6 +238,64 @@ TEST_F(AccountsTest, APassedDeadlineTouchesNothing) {
   EXPECT_EQ(wallet_.open_calls(), 0);
 }
 
+TEST_F(AccountsTest, PublicProfilesAreNameAndAvatarOfTheKnownPlayersOnly) {
+  ASSERT_TRUE(Login(kDevice, "Ali").ok());        // p-test-1
+  ASSERT_TRUE(Login(kOtherDevice, "Sara").ok());  // p-test-2
+  ASSERT_TRUE(accounts_->UpdateProfile("p-test-2", "", 9, Deadline()).ok());
+  // A bad wallet answer waiting: public profiles never ask the wallet (no coins in them).
+  wallet_.FailNext(1, absl::UnavailableError("wallet down"));
+  absl::StatusOr<std::vector<PublicProfile>> got = accounts_->GetPublicProfiles(
+      {"p-test-2", "bot-1", "p-nobody", "p-test-1", "p-test-2"}, Deadline());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);  // sorted by id, the duplicate once, bot and unknown absent
+  EXPECT_EQ((*got)[0].player_id, "p-test-1");
+  EXPECT_EQ((*got)[0].display_name, "Ali");
+  EXPECT_EQ((*got)[0].avatar_id, 1);
+  EXPECT_EQ((*got)[1].player_id, "p-test-2");
+  EXPECT_EQ((*got)[1].display_name, "Sara");
+  EXPECT_EQ((*got)[1].avatar_id, 9);
+  EXPECT_EQ(store_.get_players_calls(), 1);
+  EXPECT_EQ(accounts_->GetProfile("p-test-1", Deadline())->coins, -1);  // still waiting
+  // Nobody known: an empty answer, not an error.
+  got = accounts_->GetPublicProfiles({"bot-0", "bot-3", "p-nobody"}, Deadline());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(got->empty());
+  EXPECT_EQ(store_.get_players_calls(), 2);
+  // No ids: empty, without a store call.
+  got = accounts_->GetPublicProfiles({}, Deadline());
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty());
+  EXPECT_EQ(store_.get_players_calls(), 2);
+}
+
+TEST_F(AccountsTest, PublicProfilesRefuseOver16IdsAndMalformedIds) {
+  ASSERT_TRUE(Login(kDevice, "Ali").ok());
+  std::vector<std::string> ids(16, "p-test-1");
+  absl::StatusOr<std::vector<PublicProfile>> got = accounts_->GetPublicProfiles(ids, Deadline());
+  ASSERT_TRUE(got.ok()) << got.status();  // 16 is fine (duplicates count, answered once)
+  EXPECT_EQ(got->size(), 1u);
+  ids.push_back("p-test-2");
+  EXPECT_EQ(accounts_->GetPublicProfiles(ids, Deadline()).status(),
+            absl::InvalidArgumentError("player_ids: at most 16 ids, got 17"));
+  for (const std::string& bad : {std::string(""), std::string("p 1"), std::string(65, 'a'),
+                                 std::string("p-\xc3\xa9"), std::string("a,b")}) {
+    EXPECT_EQ(accounts_->GetPublicProfiles({"p-test-1", bad}, Deadline()).status(),
+              absl::InvalidArgumentError("player_ids[1]: must be 1..64 chars of [A-Za-z0-9_-]"))
+        << bad;
+  }
+  EXPECT_TRUE(accounts_->GetPublicProfiles({std::string(64, 'a')}, Deadline()).ok());
+  EXPECT_EQ(store_.get_players_calls(), 2);  // the refused calls never reached the store
+}
+
+TEST_F(AccountsTest, PublicProfilesKeepStoreCodesAndCheckTheDeadline) {
+  store_.FailNext(1, absl::UnavailableError("pg down"));
+  EXPECT_EQ(accounts_->GetPublicProfiles({"p-test-1"}, Deadline()).status(),
+            absl::UnavailableError("pg down"));
+  EXPECT_EQ(accounts_->GetPublicProfiles({"p-test-1"}, clock_.Now()).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(store_.get_players_calls(), 0);
+}
+
 TEST(AccountsOptionsTest, Validation) {
   EXPECT_TRUE(Accounts::ValidateOptions({}).ok());
   EXPECT_FALSE(Accounts::ValidateOptions({.access_ttl = absl::Seconds(1)}).ok());
@@ -244,6 +303,7 @@ TEST(AccountsOptionsTest, Validation) {
       Accounts::ValidateOptions({.access_ttl = absl::Hours(2), .refresh_ttl = absl::Hours(1)})
           .ok());
   EXPECT_FALSE(Accounts::ValidateOptions({.avatar_max = 0}).ok());
+  EXPECT_FALSE(Accounts::ValidateOptions({.public_profiles_max = 0}).ok());
 }
 
 TEST(RealRandomnessTest, IdsAndTokensHaveTheirShapes) {

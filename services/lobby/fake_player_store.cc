@@ -1,5 +1,6 @@
 #include "services/lobby/fake_player_store.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,20 @@ absl::StatusOr<PlayerRecord> FakePlayerStore::GetPlayer(const std::string& playe
   return player->second;
 }
 
+absl::StatusOr<std::vector<PlayerRecord>> FakePlayerStore::GetPlayers(
+    const std::vector<std::string>& player_ids, absl::Time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status s = Injected(); !s.ok()) return s;
+  ++get_players_calls_;
+  std::set<std::string> wanted(player_ids.begin(), player_ids.end());
+  std::vector<PlayerRecord> out;
+  for (const std::string& id : wanted) {  // sorted by id, like the pg store
+    auto player = players_.find(id);
+    if (player != players_.end()) out.push_back(player->second);
+  }
+  return out;
+}
+
 absl::StatusOr<PlayerRecord> FakePlayerStore::UpdateProfile(const std::string& player_id,
                                                             const std::optional<std::string>& name,
                                                             std::optional<int> avatar_id,
@@ -116,6 +131,11 @@ size_t FakePlayerStore::refresh_token_count() const {
 bool FakePlayerStore::HasDeviceHash(const std::string& hash) const {
   std::lock_guard<std::mutex> lock(mu_);
   return devices_.count(hash) > 0;
+}
+
+int FakePlayerStore::get_players_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return get_players_calls_;
 }
 
 }  // namespace courtpiece::lobby

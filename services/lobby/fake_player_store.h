@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "services/lobby/player_store.h"
 
@@ -25,6 +26,8 @@ class FakePlayerStore final : public PlayerStore {
                                                   absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> GetPlayer(const std::string& player_id,
                                          absl::Time deadline) override;
+  absl::StatusOr<std::vector<PlayerRecord>> GetPlayers(const std::vector<std::string>& player_ids,
+                                                       absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> UpdateProfile(const std::string& player_id,
                                              const std::optional<std::string>& name,
                                              std::optional<int> avatar_id, absl::Time now,
@@ -38,6 +41,7 @@ class FakePlayerStore final : public PlayerStore {
   size_t device_count() const;
   size_t refresh_token_count() const;  // stored, used or not
   bool HasDeviceHash(const std::string& hash) const;
+  int get_players_calls() const;  // GetPlayers calls that reached the store
 
  private:
   struct Token {
@@ -52,6 +56,7 @@ class FakePlayerStore final : public PlayerStore {
   std::map<std::string, std::string> devices_;   // hash -> player id
   std::map<std::string, Token> tokens_;          // hash -> token
   int fail_calls_ = 0;
+  int get_players_calls_ = 0;
   absl::Status fail_status_;
 };
 

@@ -118,6 +118,10 @@ constexpr char kRotateSql[] =
 constexpr char kGetPlayerSql[] =
     "SELECT " COURTPIECE_PLAYER_COLS("") " FROM lobby.players WHERE id = $1";
 
+// COLLATE "C": byte order, as std::string sorts (the fake store).
+constexpr char kGetPlayersSql[] = "SELECT " COURTPIECE_PLAYER_COLS(
+    "") " FROM lobby.players WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\"";
+
 constexpr char kUpdateProfileSql[] =
     "UPDATE lobby.players SET display_name = coalesce($2, display_name),"
     " avatar_id = coalesce($3::int, avatar_id), updated_at = " COURTPIECE_TS(
@@ -196,6 +200,26 @@ absl::StatusOr<PlayerRecord> PgPlayerStore::GetPlayer(const std::string& player_
   });
   if (!status.ok()) return Unexpected(status);
   return ParseOne(result);
+}
+
+absl::StatusOr<std::vector<PlayerRecord>> PgPlayerStore::GetPlayers(
+    const std::vector<std::string>& player_ids, absl::Time) {
+  // One round trip (autocommit, prepared); a read, so a broken connection (Unavailable) is
+  // retried too, bounded like RunIdempotent.
+  absl::StatusOr<PgResult> result;
+  for (int attempt = 0; attempt < kAttemptsMax; ++attempt) {
+    result = pool_.ExecAutocommit(kGetPlayersSql, {storage::PgTextArray(player_ids)}, kAttemptsMax);
+    if (result.ok() || result.status().code() != absl::StatusCode::kUnavailable) break;
+  }
+  if (!result.ok()) return Unexpected(result.status());
+  std::vector<PlayerRecord> out;
+  out.reserve(result->size());
+  for (const PgRow& row : result->rows()) {
+    absl::StatusOr<PlayerRecord> player = ParsePlayer(row);
+    if (!player.ok()) return absl::InternalError(player.status().message());
+    out.push_back(*std::move(player));
+  }
+  return out;
 }
 
 absl::StatusOr<PlayerRecord> PgPlayerStore::UpdateProfile(const std::string& player_id,

@@ -49,6 +49,10 @@ class PgPlayerStore final : public PlayerStore {
                                                   absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> GetPlayer(const std::string& player_id,
                                          absl::Time deadline) override;
+  // One statement, one round trip: `id = ANY($1::text[])` (the primary key), sorted by id
+  // in byte order. Unavailable is retried (a read).
+  absl::StatusOr<std::vector<PlayerRecord>> GetPlayers(const std::vector<std::string>& player_ids,
+                                                       absl::Time deadline) override;
   absl::StatusOr<PlayerRecord> UpdateProfile(const std::string& player_id,
                                              const std::optional<std::string>& name,
                                              std::optional<int> avatar_id, absl::Time now,

@@ -300,6 +300,39 @@ TEST_F(PgPlayerStoreTest, ProfileReadsAndUpdates) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(PgPlayerStoreTest, GetPlayersReadsTheKnownOnesInByteOrder) {
+  // Ids whose byte order differs from a locale's ("B" < "_" < "a" in bytes).
+  const std::vector<std::string> ids = {"p-a", "p-B", "p_x", "p-a9"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_TRUE(store_
+                    ->SignIn(std::string(32, static_cast<char>('h' + i)),
+                             {.player_id = ids[i],
+                              .display_name = "N" + std::to_string(i),
+                              .avatar_id = static_cast<int>(i) + 1},
+                             std::nullopt, now_, Deadline())
+                    .ok());
+  }
+  absl::StatusOr<std::vector<PlayerRecord>> got =
+      store_->GetPlayers({"p-a", "bot-1", "p_x", "p-B", "p-nobody", "p-a9"}, Deadline());
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<std::string> order;
+  for (const PlayerRecord& p : *got) order.push_back(p.player_id);
+  EXPECT_EQ(order, (std::vector<std::string>{"p-B", "p-a", "p-a9", "p_x"}));
+  EXPECT_EQ((*got)[1].display_name, "N0");
+  EXPECT_EQ((*got)[1].avatar_id, 1);
+  EXPECT_EQ((*got)[3].display_name, "N2");
+  EXPECT_EQ((*got)[3].avatar_id, 3);
+  EXPECT_EQ((*got)[0].created_at, now_);
+  // No match, no ids, and ids that would split or break an unquoted array literal: empty.
+  for (const std::vector<std::string>& none :
+       {std::vector<std::string>{"bot-0", "bot-3"}, std::vector<std::string>{},
+        std::vector<std::string>{"p-a,p-B"}, std::vector<std::string>{"{p-a}", "\"p-B\"", "\\"}}) {
+    got = store_->GetPlayers(none, Deadline());
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->empty()) << none.size();
+  }
+}
+
 TEST_F(PgPlayerStoreTest, GrantsAndRevokesAreAudited) {
   ASSERT_TRUE(store_
                   ->SignIn(std::string(32, 'h'), {.player_id = "p-1", .display_name = "Ali"},

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -79,6 +80,10 @@ class PlayerStore {
                                                           absl::Time now, absl::Time deadline) = 0;
   virtual absl::StatusOr<PlayerRecord> GetPlayer(const std::string& player_id,
                                                  absl::Time deadline) = 0;
+  // The players among `player_ids` (distinct ids), sorted by id; unknown ids are absent (no
+  // error). One read.
+  virtual absl::StatusOr<std::vector<PlayerRecord>> GetPlayers(
+      const std::vector<std::string>& player_ids, absl::Time deadline) = 0;
   // Sets what is given (nullopt: unchanged). NotFound for an unknown player.
   virtual absl::StatusOr<PlayerRecord> UpdateProfile(const std::string& player_id,
                                                      const std::optional<std::string>& name,

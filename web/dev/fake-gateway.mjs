@@ -44,6 +44,7 @@ function rand() {
 
 // --- players and sessions ---------------------------------------------------------------
 const players = new Map(); // device -> {id, name, coins, avatar}
+let publicProfileCalls = 0; // GetPublicProfiles calls answered (the e2e test reads it)
 const byId = new Map();
 const tokens = new Map(); // token -> {player, exp}
 const refreshTokens = new Map();
@@ -744,6 +745,18 @@ const unary = {
     if (b.avatarId) p.avatar = b.avatarId;
     return unary.GetProfile(b, p);
   },
+  // As the lobby: at most 16 ids, each 1..64 of [A-Za-z0-9_-]; unknown ids (bots) absent;
+  // sorted by id. Counts the calls for the e2e tests (GET /test/profile-calls).
+  GetPublicProfiles(b) {
+    const ids = b.playerIds ?? [];
+    if (!Array.isArray(ids) || ids.length > 16) throw bad(`player_ids: at most 16 ids, got ${ids.length}`);
+    ids.forEach((id, i) => {
+      if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw bad(`player_ids[${i}]: must be 1..64 chars of [A-Za-z0-9_-]`);
+    });
+    publicProfileCalls++;
+    const known = [...new Set(ids)].sort().map((id) => byId.get(id)).filter(Boolean);
+    return { profiles: known.map((x) => ({ playerId: x.id, displayName: x.name, avatarId: x.avatar })) };
+  },
   GetStats(_b, p) {
     const row = (game, x) => ({ game, played: String(x.played), won: String(x.won), lost: String(x.lost), quits: '0', courts: '0', goonCourts: '0' });
     const by = Object.entries(p.stats ?? {}).map(([g, x]) => row(g, x));
@@ -854,6 +867,7 @@ const server = createServer(async (req, res) => {
         VOICE = !!body.on;
         return sendJson(res, 200, { voice: VOICE });
       }
+      if (url.pathname === '/test/profile-calls') return sendJson(res, 200, { calls: publicProfileCalls });
       if (url.pathname === '/test/tables') return sendJson(res, 200, [...tables.values()].map((t) => ({ id: t.id, code: t.code, phase: t.phase, seats: t.seats, score: t.score })));
       const t = tables.get(body.tableId) ?? [...tables.values()].at(-1);
       if (!t) throw notFound('no table');

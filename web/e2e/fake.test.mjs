@@ -66,6 +66,17 @@ test('four players: sign in, create, join by code, link and quick join, play a r
   failShots = pages;
   // everyone sees four people
   for (const p of pages) await p.waitForFunction(() => document.querySelectorAll('.seat.person').length === 4);
+  // by name, not "Player XXXX": each asks GetPublicProfiles for the people seated
+  const names = ['Asha', 'Bilal', 'Chanda', 'Dev'];
+  for (const [i, p] of pages.entries()) {
+    for (const [j, name] of names.entries()) {
+      if (i !== j) await p.locator('.seat.person .nm', { hasText: name }).waitFor({ timeout: 5000 });
+    }
+    assert.equal(await p.locator('.seat', { hasText: /Player [0-9A-F]{4}/ }).count(), 0);
+  }
+  // cached per player id: at most one call per page per person who sat down (4 x 4)
+  const { calls } = await post('/test/profile-calls');
+  assert.ok(calls >= 4 && calls <= 16, `GetPublicProfiles calls: ${calls}`);
   // the game starts by itself; wait for the first cards
   for (const p of pages) await p.getByTestId('hand').waitFor({ timeout: 15000 });
   for (const p of pages) await watchTrick(p);

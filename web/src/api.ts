@@ -31,6 +31,12 @@ export interface Profile {
   role: string;
   coins: string;
 }
+/** What any signed-in player may see of another (GetPublicProfiles). */
+export interface PublicProfile {
+  playerId: string;
+  displayName: string;
+  avatarId: number; // 1..64; 0 = drawn from the id
+}
 export interface GameTypeStats {
   game: string;
   played: string;
@@ -70,6 +76,9 @@ export interface KeyValueStore {
 const REFRESH_EARLY_MS = 60_000;
 const CALL_TIMEOUT_MS = 10_000;
 const UNAUTHENTICATED = 16;
+/** GetPublicProfiles takes at most this many ids per call. */
+export const PUBLIC_PROFILES_MAX = 16;
+const PLAYER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function randomSecret(bytes = 32): string {
   const a = new Uint8Array(bytes);
@@ -94,6 +103,9 @@ function parseSession(j: Record<string, unknown>): Session {
 export class Api {
   session: Session | null = null;
   private refreshing: Promise<Session> | null = null;
+  /** Public profiles by player id for this session; null = asked, not a player. */
+  private faces = new Map<string, PublicProfile | null>();
+  private facesAsked = new Map<string, Promise<void>>();
 
   constructor(
     private store: KeyValueStore,
@@ -128,6 +140,7 @@ export class Api {
 
   signOut(): void {
     this.session = null;
+    this.faces.clear();
     this.store.removeItem('cp.session');
   }
 
@@ -230,6 +243,52 @@ export class Api {
   updateProfile = (displayName: string, avatarId: number) =>
     this.call<Profile>('UpdateProfile', { displayName, avatarId });
   getStats = () => this.call<Stats>('GetStats', {});
+
+  /**
+   * The names and avatars of these players, cached per id for the session: only ids never
+   * asked are sent (16 per call, calls in flight are shared); ids the lobby does not know
+   * (the table's bots "bot-<seat>", malformed ids) are remembered as absent and not asked
+   * again. A failed call caches nothing (the next call asks again) and rejects.
+   */
+  async publicProfiles(ids: string[]): Promise<PublicProfile[]> {
+    const fresh: string[] = [];
+    for (const id of ids) {
+      if (this.faces.has(id) || this.facesAsked.has(id) || fresh.includes(id)) continue;
+      if (!PLAYER_ID.test(id) || /^bot-\d+$/.test(id)) {
+        this.faces.set(id, null);
+        continue;
+      }
+      fresh.push(id);
+    }
+    for (let i = 0; i < fresh.length; i += PUBLIC_PROFILES_MAX) {
+      const chunk = fresh.slice(i, i + PUBLIC_PROFILES_MAX);
+      const asked = this.call<{ profiles?: Partial<PublicProfile>[] }>('GetPublicProfiles', { playerIds: chunk })
+        .then((j) => {
+          for (const id of chunk) this.faces.set(id, null);
+          for (const p of j.profiles ?? []) {
+            const id = String(p.playerId ?? '');
+            if (!chunk.includes(id)) continue;
+            this.faces.set(id, { playerId: id, displayName: String(p.displayName ?? ''), avatarId: Number(p.avatarId ?? 0) });
+          }
+        })
+        .finally(() => {
+          for (const id of chunk) this.facesAsked.delete(id);
+        });
+      for (const id of chunk) this.facesAsked.set(id, asked);
+    }
+    const waits = new Set<Promise<void>>();
+    for (const id of ids) {
+      const w = this.facesAsked.get(id);
+      if (w) waits.add(w);
+    }
+    await Promise.all(waits);
+    const out: PublicProfile[] = [];
+    for (const id of new Set(ids)) {
+      const p = this.faces.get(id);
+      if (p) out.push(p);
+    }
+    return out;
+  }
   createTable = (requestId: string, options: TableOptionsWire) =>
     this.call<TableRef>('CreateTable', { requestId, options });
   resolveCode = (code: string) => this.call<TableRef>('ResolveCode', { code });

@@ -108,6 +108,18 @@ export interface LogLine {
 
 export type Connection = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
+/** A player's public face (GetPublicProfiles); avatarId 0 = drawn from the id. */
+export interface PublicFace {
+  displayName: string;
+  avatarId: number;
+}
+/** GetPublicProfiles' answer as JSON (proto3: zeros left out). */
+export interface WirePublicProfile {
+  playerId?: string;
+  displayName?: string;
+  avatarId?: number;
+}
+
 export interface TableState {
   tableId: string;
   code: string;
@@ -149,6 +161,8 @@ export interface TableState {
   /** the stream ended for good: NOT_FOUND, ABORTED... (the message) */
   ended: string;
   log: LogLine[];
+  /** names and pictures of the people seen at this table, by player id */
+  profiles: Record<string, PublicFace>;
 }
 
 export const LOG_MAX = 30;
@@ -204,6 +218,7 @@ export function initialState(tableId: string, me: string): TableState {
     walletWaiting: false,
     ended: '',
     log: [],
+    profiles: {},
   };
 }
 
@@ -292,6 +307,7 @@ export type Action =
   | { kind: 'sent'; commandId: number; type: string; move?: string; card?: string }
   | { kind: 'connection'; connection: Connection }
   | { kind: 'ended'; message: string }
+  | { kind: 'profiles'; profiles: WirePublicProfile[] }
   | { kind: 'clear_refusal' };
 
 export function num(v: unknown, dflt = 0): number {
@@ -341,15 +357,54 @@ export function seatName(s: TableState, seat: number): string {
   if (seat === s.mySeat) return 'You';
   const v = s.seats[seat];
   if (v.kind === 'bot') return `Bot ${seat + 1}`;
-  return displayNameOf(v.player);
+  return displayNameOf(v.player, s.profiles);
 }
 
-/** The API carries player ids, not names: a short stable label from the id. */
-export function displayNameOf(player: string): string {
+/** The player's name from GetPublicProfiles when known; else a short stable label from the id. */
+export function displayNameOf(player: string, profiles?: Record<string, PublicFace>): string {
   if (!player) return 'Empty';
-  if (player.startsWith('bot-')) return `Bot ${Number(player.slice(4)) + 1}`;
+  if (isBotId(player)) return `Bot ${Number(player.slice(4)) + 1}`;
+  const known = profiles?.[player];
+  if (known && known.displayName) return known.displayName;
   const tail = player.replace(/[^A-Za-z0-9]/g, '').slice(-4).toUpperCase();
   return `Player ${tail}`;
+}
+
+/** The seat's avatar id when the profile is known (1..64), else 0 (drawn from the id). */
+export function seatAvatarId(s: TableState, seat: number): number {
+  const v = s.seats[seat];
+  if (!v || v.kind !== 'person') return 0;
+  return s.profiles?.[v.player]?.avatarId ?? 0;
+}
+
+/** The table gives its bots the ids "bot-<seat>": they are not players and have no profile. */
+export function isBotId(player: string): boolean {
+  return /^bot-\d+$/.test(player);
+}
+
+/** The people seated whose profile this table does not know yet (to ask GetPublicProfiles). */
+export function profilesWanted(s: TableState): string[] {
+  const out: string[] = [];
+  for (const v of s.seats) {
+    if (v.kind !== 'person' || !v.player || isBotId(v.player)) continue;
+    if (s.profiles?.[v.player] || out.includes(v.player)) continue;
+    out.push(v.player);
+  }
+  return out;
+}
+
+function applyProfiles(s: TableState, list: WirePublicProfile[]): TableState {
+  let profiles: Record<string, PublicFace> | null = null;
+  for (const p of list) {
+    const id = p.playerId ?? '';
+    if (!id || isBotId(id)) continue;
+    const face = { displayName: p.displayName ?? '', avatarId: num(p.avatarId) };
+    const was = s.profiles?.[id];
+    if (was && was.displayName === face.displayName && was.avatarId === face.avatarId) continue;
+    profiles = profiles ?? { ...(s.profiles ?? {}) };
+    profiles[id] = face;
+  }
+  return profiles ? { ...s, profiles } : s;
 }
 
 function mySeatOf(seats: SeatView[], me: string, fallback: number): number {
@@ -393,6 +448,8 @@ export function reduce(s: TableState, a: Action, now: number): TableState {
     }
     case 'ended':
       return { ...s, connection: 'closed', ended: a.message, pending: {} };
+    case 'profiles':
+      return applyProfiles(s, a.profiles);
     case 'clear_refusal':
       return s.refusal ? { ...s, refusal: null } : s;
   }
@@ -419,9 +476,10 @@ export function applyOpened(s: TableState, o: WireOpened, now: number): TableSta
     ? { ...s }
     : {
         ...initialState(t.tableId ?? s.tableId, s.me),
-        // a fresh view replaces the table, not the connection or the log
+        // a fresh view replaces the table, not the connection, the log or the names
         log: s.log,
         connection: s.connection,
+        profiles: s.profiles ?? {},
       };
   const hostSeat = seats.findIndex((x) => x.player !== '' && x.player === t.hostPlayer);
   // proto3 JSON: a field left out is its default (0); "not seated" is an explicit -1

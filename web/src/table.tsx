@@ -19,6 +19,8 @@ import {
   myAction,
   reduce,
   resultText,
+  profilesWanted,
+  seatAvatarId,
   seatName,
   suitWord,
   teamName,
@@ -37,7 +39,7 @@ function loadSaved(tableId: string, me: string): TableState | null {
     if (!raw) return null;
     const s = JSON.parse(raw) as TableState;
     if (s.tableId !== tableId || s.me !== me || typeof s.lastSeq !== 'number') return null;
-    return { ...s, connection: 'connecting', pending: {}, refusal: null };
+    return { ...s, connection: 'connecting', pending: {}, refusal: null, profiles: s.profiles ?? {} };
   } catch {
     return null;
   }
@@ -91,6 +93,20 @@ function useTable(api: Api, tableId: string, autoJoin: boolean) {
     c.start();
     return () => c.stop();
   }, [tableId]);
+
+  // Names and pictures of the people seated: asked when the seats change (the Api caches
+  // them per player id for the session, so a known face costs no call).
+  const seatedKey = state.seats.map((v) => (v.kind === 'person' ? v.player : '')).join(',');
+  useEffect(() => {
+    const wanted = profilesWanted(ref.current);
+    if (wanted.length === 0) return;
+    api
+      .publicProfiles(wanted)
+      .then((profiles) => dispatch({ kind: 'profiles', profiles }))
+      .catch(() => {
+        /* the labels stay "Player XXXX"; the next seat change asks again */
+      });
+  }, [seatedKey]);
 
   const send = (cmd: { type: string; [k: string]: unknown }): boolean => {
     const id = conn.current?.send(cmd) ?? 0;
@@ -280,7 +296,7 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
     <div class={`seat pos-${pos} ${v.kind} ${v.presence} ${toAct ? 'acting' : ''}`} role="group" aria-label={label} data-seat={seat}>
       <div class="av">
         {toAct && <TurnRing fraction={frac} size={62} />}
-        {v.kind === 'empty' ? <div class="empty-av" aria-hidden="true">+</div> : <Avatar player={v.player} bot={v.kind === 'bot'} avatarId={mine ? undefined : undefined} size={48} />}
+        {v.kind === 'empty' ? <div class="empty-av" aria-hidden="true">+</div> : <Avatar player={v.player} bot={v.kind === 'bot'} avatarId={seatAvatarId(s, seat)} size={48} />}
         {v.kind === 'person' && <span class={`dot ${v.presence}`} title={presenceLabel(s, seat)} />}
         {recording && (
           <span class="mic-badge" title="recording a voice note" role="img" aria-label="recording a voice note">

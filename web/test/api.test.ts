@@ -125,3 +125,59 @@ describe('game options', () => {
     expect(buildGameOptions({ ...base, game: 'stack', target: 9, dealFairness: false })).toEqual({ game: 'stack', target: 9, deal_fairness: false });
   });
 });
+
+describe('Api public profiles', () => {
+  const signedIn = () => {
+    const store = new MemStore();
+    store.setItem('cp.session', JSON.stringify({ ...session(1, 1e12), accessExpiresAtMs: 1e12 }));
+    return store;
+  };
+  const known: Record<string, { displayName: string; avatarId?: number }> = {
+    'p-ana': { displayName: 'Ana', avatarId: 7 },
+    'p-bo': { displayName: 'Bo' }, // avatar 0 is left out of proto3 JSON
+  };
+  const lobby = (c: Call) => {
+    if (c.method !== 'GetPublicProfiles') return { status: 404, body: { code: 5, status: 'NOT_FOUND', message: 'x' } };
+    const ids: string[] = c.body.playerIds;
+    if (ids.length > 16) return { status: 400, body: { code: 3, status: 'INVALID_ARGUMENT', message: 'too many' } };
+    return { status: 200, body: { profiles: ids.filter((id) => known[id]).map((id) => ({ playerId: id, ...known[id] })) } };
+  };
+
+  it('asks only for ids never asked, never for bots, and caches absent ids too', async () => {
+    const { f, calls } = fakeFetch(lobby);
+    const api = new Api(signedIn(), f, () => 0);
+    const got = await api.publicProfiles(['p-ana', 'bot-1', 'p-gone', 'p-ana', 'p-bo']);
+    expect(got).toEqual([
+      { playerId: 'p-ana', displayName: 'Ana', avatarId: 7 },
+      { playerId: 'p-bo', displayName: 'Bo', avatarId: 0 },
+    ]);
+    expect(calls.map((c) => c.method)).toEqual(['GetPublicProfiles']);
+    expect(calls[0].body).toEqual({ playerIds: ['p-ana', 'p-gone', 'p-bo'] });
+    expect(calls[0].auth).toBe('Bearer a1');
+    // All cached, the unknown one as absent: no second call.
+    expect(await api.publicProfiles(['p-bo', 'p-gone', 'bot-3'])).toEqual([{ playerId: 'p-bo', displayName: 'Bo', avatarId: 0 }]);
+    expect(calls.length).toBe(1);
+  });
+
+  it('shares a call in flight and splits more than 16 ids', async () => {
+    const { f, calls } = fakeFetch(lobby);
+    const api = new Api(signedIn(), f, () => 0);
+    const [a, b] = await Promise.all([api.publicProfiles(['p-ana']), api.publicProfiles(['p-ana', 'p-bo'])]);
+    expect(a.map((p) => p.displayName)).toEqual(['Ana']);
+    expect(b.map((p) => p.displayName)).toEqual(['Ana', 'Bo']);
+    expect(calls.map((c) => c.body.playerIds)).toEqual([['p-ana'], ['p-bo']]);
+    const many = Array.from({ length: 20 }, (_, i) => `p-x${i}`);
+    expect(await api.publicProfiles(many)).toEqual([]);
+    expect(calls.slice(2).map((c) => c.body.playerIds.length)).toEqual([16, 4]);
+  });
+
+  it('caches nothing when the call fails, so the next one asks again', async () => {
+    let down = true;
+    const { f, calls } = fakeFetch((c) => (down ? { status: 503, body: { code: 14, status: 'UNAVAILABLE', message: 'lobby down' } } : lobby(c)));
+    const api = new Api(signedIn(), f, () => 0);
+    await expect(api.publicProfiles(['p-ana'])).rejects.toMatchObject({ code: 14 });
+    down = false;
+    expect(await api.publicProfiles(['p-ana'])).toEqual([{ playerId: 'p-ana', displayName: 'Ana', avatarId: 7 }]);
+    expect(calls.length).toBe(2);
+  });
+});

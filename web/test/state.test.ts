@@ -10,7 +10,10 @@ import {
   initialState,
   legalCards,
   myAction,
+  profilesWanted,
   reduce,
+  seatAvatarId,
+  seatName,
 } from '../src/state';
 
 const ME = 'p-me0001';
@@ -98,6 +101,53 @@ describe('opened', () => {
     const a = opened();
     if (a.kind === 'opened') a.opened.table!.gameOptions = '{nope';
     expect(run(initialState('t', ME), a).game).toBe('classic');
+  });
+});
+
+describe('names and pictures (GetPublicProfiles)', () => {
+  const faces = (...p: { playerId?: string; displayName?: string; avatarId?: number }[]): Action => ({ kind: 'profiles', profiles: p });
+
+  it('wants the people seated whose profile is unknown, never bots or empty seats', () => {
+    let s = table();
+    expect(profilesWanted(s)).toEqual([ME, 'p-partner2']);
+    s = run(s, faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }));
+    expect(profilesWanted(s)).toEqual([ME]);
+    s = run(s, ev('seated', { seat: 3, player: 'p-x9', detail: 'person' }));
+    expect(profilesWanted(s)).toEqual([ME, 'p-x9']);
+    s = run(s, ev('unseated', { seat: 3, player: 'p-x9', detail: 'left' }), ev('seated', { seat: 3, player: 'bot-3', detail: 'bot' }));
+    expect(profilesWanted(s)).toEqual([ME]);
+  });
+
+  it('shows the name and avatar once known; "Player XXXX" before; bots keep their label', () => {
+    let s = table();
+    expect(seatName(s, 2)).toBe('Player NER2');
+    expect(seatAvatarId(s, 2)).toBe(0);
+    s = run(s, faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }, { playerId: 'bot-1', displayName: 'Imposter', avatarId: 3 }));
+    expect(seatName(s, 2)).toBe('Rani');
+    expect(seatAvatarId(s, 2)).toBe(12);
+    expect(seatName(s, 1)).toBe('Bot 2');
+    expect(seatAvatarId(s, 1)).toBe(0);
+    expect(s.profiles['bot-1']).toBeUndefined();
+    expect(seatName(s, 0)).toBe('You');
+    expect(seatName(s, 3)).toBe('Empty');
+    // proto3 JSON leaves avatar 0 out: drawn from the id
+    s = run(s, faces({ playerId: ME, displayName: 'Me Myself' }));
+    expect(s.profiles[ME]).toEqual({ displayName: 'Me Myself', avatarId: 0 });
+    expect(seatAvatarId(s, 0)).toBe(0);
+    // the log names people by their names from then on
+    s = run(s, ev('away', { seat: 2, player: 'p-partner2', detail: 'disconnected' }));
+    expect(s.log[s.log.length - 1].text).toBe('Rani lost the connection');
+  });
+
+  it('the same answer again changes nothing; names survive a fresh view and JSON', () => {
+    let s = run(table(), faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }));
+    expect(reduce(s, faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }), 0)).toBe(s);
+    expect(reduce(s, faces(), 0)).toBe(s);
+    s = run(s, opened('classic', false, 0));
+    expect(seatName(s, 2)).toBe('Rani');
+    const back = JSON.parse(JSON.stringify(s)) as TableState;
+    expect(seatName(back, 2)).toBe('Rani');
+    expect(seatAvatarId(back, 2)).toBe(12);
   });
 });
 
