@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "courtpiece/common/grpc_status.h"
 #include "grpcpp/channel.h"
 
 namespace courtpiece::table_load {
@@ -38,25 +39,10 @@ char SuitOf(const std::string& card) { return card.empty() ? 0 : card.back(); }
 }  // namespace
 
 std::string GrpcCodeName(int code) {
-  static const std::array<const char*, 17> kNames = {"OK",
-                                                     "CANCELLED",
-                                                     "UNKNOWN",
-                                                     "INVALID_ARGUMENT",
-                                                     "DEADLINE_EXCEEDED",
-                                                     "NOT_FOUND",
-                                                     "ALREADY_EXISTS",
-                                                     "PERMISSION_DENIED",
-                                                     "RESOURCE_EXHAUSTED",
-                                                     "FAILED_PRECONDITION",
-                                                     "ABORTED",
-                                                     "OUT_OF_RANGE",
-                                                     "UNIMPLEMENTED",
-                                                     "INTERNAL",
-                                                     "UNAVAILABLE",
-                                                     "DATA_LOSS",
-                                                     "UNAUTHENTICATED"};
-  if (code >= 0 && code < static_cast<int>(kNames.size())) return kNames[code];
-  return absl::StrCat("CODE_", code);
+  if (code < 0 || code > static_cast<int>(grpc::StatusCode::UNAUTHENTICATED)) {
+    return absl::StrCat("CODE_", code);
+  }
+  return common::GrpcCodeName(static_cast<grpc::StatusCode>(code));
 }
 
 // One player's state, kept across that player's streams (a reconnect resumes by seq).

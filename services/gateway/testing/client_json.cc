@@ -3,6 +3,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/grpc_status.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "services/gateway/testing/play_transport.h"
@@ -32,25 +33,8 @@ absl::Status FromJson(std::string_view json, google::protobuf::Message* message)
 }
 
 const char* StatusCodeName(int code) {
-  static constexpr std::array<const char*, 17> kNames = {"OK",
-                                                         "CANCELLED",
-                                                         "UNKNOWN",
-                                                         "INVALID_ARGUMENT",
-                                                         "DEADLINE_EXCEEDED",
-                                                         "NOT_FOUND",
-                                                         "ALREADY_EXISTS",
-                                                         "PERMISSION_DENIED",
-                                                         "RESOURCE_EXHAUSTED",
-                                                         "FAILED_PRECONDITION",
-                                                         "ABORTED",
-                                                         "OUT_OF_RANGE",
-                                                         "UNIMPLEMENTED",
-                                                         "INTERNAL",
-                                                         "UNAVAILABLE",
-                                                         "DATA_LOSS",
-                                                         "UNAUTHENTICATED"};
-  if (code >= 0 && code < static_cast<int>(kNames.size())) return kNames[code];
-  return "UNKNOWN";
+  if (code < 0 || code > static_cast<int>(grpc::StatusCode::UNAUTHENTICATED)) return "UNKNOWN";
+  return common::GrpcCodeName(static_cast<grpc::StatusCode>(code));
 }
 
 namespace {
