@@ -1,7 +1,5 @@
 #include "services/gateway/testing/client_json.h"
 
-#include <array>
-
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/grpc_status.h"
 #include "google/protobuf/struct.pb.h"
