@@ -12,7 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "courtpiece/auth/keys.h"
@@ -98,6 +101,26 @@ class Play final : public PlayService {
   }
 };
 
+// Counts the connections the server has open, so that every input can check that the
+// server let go of its connection (its ticket, its session) once the client is gone: a
+// session that never ends is a leak of memory and of a connection slot.
+class OpenConnections final : public GatewayMetrics {
+ public:
+  void ConnectionOpened(std::string_view) override { open_.fetch_add(1); }
+  void ConnectionClosed(std::string_view) override { open_.fetch_sub(1); }
+  void ConnectionRefused(std::string_view) override {}
+  void MessageIn(std::string_view) override {}
+  void MessageOut(std::string_view) override {}
+  void SendQueueDrop(std::string_view) override {}
+  void RateLimited(std::string_view) override {}
+  void UpstreamCall(std::string_view, int, double) override {}
+  void Reconnect(std::string_view) override {}
+  int64_t open() const { return open_.load(); }
+
+ private:
+  std::atomic<int64_t> open_{0};
+};
+
 struct World {
   RealClock clock;
   auth::SigningKey key = auth::SigningKey::Generate("fz");
@@ -107,7 +130,7 @@ struct World {
   Router router{gate};
   Router admin{gate};
   Play play;
-  NullGatewayMetrics metrics;
+  OpenConnections metrics;
   std::unique_ptr<HttpServer> server;
   std::string token;
   int port = 0;
@@ -224,7 +247,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  world.token + "\r\n\r\n");
     std::string handshake;
     ReadToEnd(fd, &handshake, "\r\n\r\n");
-    if (handshake.rfind("HTTP/1.1 101", 0) != 0) std::abort();
+    if (handshake.rfind("HTTP/1.1 101", 0) != 0) {
+      std::fprintf(stderr, "the upgrade was not accepted: \"%s\"\n", handshake.c_str());
+      std::abort();
+    }
     WriteAll(fd, Frames(rest));
     ::shutdown(fd, SHUT_WR);
     ReadToEnd(fd);
@@ -234,5 +260,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const linger reset{1, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
   ::close(fd);
+  // The server must let go of the connection within a few seconds (its timeouts are 2 s).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(6);
+  while (world.metrics.open() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (world.metrics.open() > 0) {
+    std::fprintf(stderr, "the server still holds %lld connection(s) after the client left\n",
+                 static_cast<long long>(world.metrics.open()));
+    std::abort();
+  }
   return 0;
 }
