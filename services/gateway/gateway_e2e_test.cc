@@ -181,16 +181,14 @@ class GatewayE2eTest : public ::testing::Test {
 
   virtual std::vector<std::string> GatewayEnv() {
     return {"COURTPIECE_GATEWAY_ADDR=" + gateway_addr_,
-            "COURTPIECE_GATEWAY_HTTP_ADDR=" + http_addr_,
-            "COURTPIECE_GATEWAY_METRICS_ADDR=off",
-            "COURTPIECE_GATEWAY_LOBBY_ADDR=" + lobby_addr_,
-            "COURTPIECE_REDIS_ADDR=" + redis_addr_,
+            "COURTPIECE_GATEWAY_HTTP_ADDR=" + http_addr_, "COURTPIECE_GATEWAY_METRICS_ADDR=off",
+            "COURTPIECE_GATEWAY_LOBBY_ADDR=" + lobby_addr_, "COURTPIECE_REDIS_ADDR=" + redis_addr_,
             absl::StrCat("COURTPIECE_GATEWAY_REDIS_DB=", RedisDb()),
             "COURTPIECE_GATEWAY_VERIFY_KEYS=" + key_.PublicText(),
             "COURTPIECE_GATEWAY_WEB_ROOT=" + WebRoot(),
-            "COURTPIECE_GATEWAY_COMMANDS_PER_SECOND=200",
-            "COURTPIECE_GATEWAY_COMMANDS_BURST=200",
-            "COURTPIECE_LOG_LEVEL=warn"};
+            "COURTPIECE_GATEWAY_COMMANDS_PER_SECOND=200", "COURTPIECE_GATEWAY_COMMANDS_BURST=200",
+            // info: each resume is logged with its duration (for a failure's diagnosis).
+            "COURTPIECE_LOG_LEVEL=info"};
   }
 
   void StartGateway() {
@@ -296,7 +294,8 @@ class GatewayE2eTest : public ::testing::Test {
     create.set_request_id("table-" + name);
     create.mutable_options()->set_game_options(options);
     create.mutable_options()->set_bet_coins(kBet);
-    create.mutable_options()->set_turn_time_ms(15'000);
+    // The longest turn (30 s): on a loaded CI machine a client must never time out.
+    create.mutable_options()->set_turn_time_ms(30'000);
     grpc::Status s = client_->CreateTable(As(*game->players[0]).get(), create, &game->ref);
     EXPECT_TRUE(s.ok()) << s.error_message();
     for (auto& p : game->players) {
@@ -343,7 +342,25 @@ class GatewayE2eTest : public ::testing::Test {
       EXPECT_FALSE(mine.empty()) << g.name << " " << p->name;
       tricks.push_back(std::move(mine));
     }
-    for (size_t i = 1; i < tricks.size(); ++i) EXPECT_EQ(tricks[i], tricks[0]) << g.name;
+    for (size_t i = 1; i < tricks.size(); ++i) {
+      EXPECT_EQ(tricks[i], tricks[0])
+          << g.name << " " << g.players[i]->name << ": " << TimeoutsAndAbsences(*g.players[i]);
+    }
+  }
+
+  // What explains coins other than the results imply: seats the table played for (turn
+  // timeouts, bot driving) or counted away, as one stream saw them.
+  static std::string TimeoutsAndAbsences(const Player& p) {
+    std::string out;
+    for (const pb::TableEvent& e : p.Events()) {
+      if (e.type() == "timeout" || e.type() == "bot_driving" || e.type() == "away" ||
+          e.type() == "presence" || e.type() == "back") {
+        absl::StrAppend(&out, e.type(), "(seat ", e.seat(), " ", e.detail(), ") ");
+      }
+    }
+    for (const cv1::Opened& o : p.play->opens())
+      absl::StrAppend(&out, "opened(resumed ", o.resumed(), ") ");
+    return out.empty() ? "no timeouts or absences seen" : out;
   }
 
   // Each player's coins as the round results on the host's stream imply (so also: every pot
@@ -363,7 +380,8 @@ class GatewayE2eTest : public ::testing::Test {
            coins = CoinsOf(*p)) {
         absl::SleepFor(absl::Milliseconds(200));
       }
-      EXPECT_EQ(coins, want) << g.name << " " << p->name;
+      EXPECT_EQ(coins, want) << g.name << " " << p->name << " at seat " << seat << ": "
+                             << TimeoutsAndAbsences(*g.players[0]);
     }
   }
 

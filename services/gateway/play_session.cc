@@ -295,8 +295,16 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     redirects_in_row_ = 0;
     backoff_ = options_.backoff_initial;
     const bool resumed = opened.opened().resumed();
-    if (!resumed) last_seq_ = 0;  // a fresh view follows; the client replaces its own
     if (state_ == State::kResuming) {
+      if (deps_.log != nullptr) {
+        const absl::Duration paused =
+            options_.resume_timeout - (retry_deadline_ - deps_.clock.Now());
+        deps_.log->Info("play resumed", {{"player", player_},
+                                         {"table_id", table_id_},
+                                         {"by_seq", resumed},
+                                         {"last_seq", static_cast<int64_t>(last_seq_)},
+                                         {"paused_ms", absl::ToInt64Milliseconds(paused)}});
+      }
       if (resumed) {
         deps_.metrics.Reconnect("resumed");
         Emit(NoticeOf("reconnected"));
@@ -307,6 +315,7 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     } else {
       Emit(std::move(opened));
     }
+    if (!resumed) last_seq_ = 0;  // a fresh view follows; the client replaces its own
     state_ = State::kOpen;
   }
 
