@@ -1,9 +1,5 @@
 #include "services/gateway/token_gate.h"
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "courtpiece/common/absl_compat.h"
-
 namespace courtpiece::gateway {
 
 absl::StatusOr<auth::Claims> TokenGate::AuthenticateToken(std::string_view token) const {
@@ -12,13 +8,9 @@ absl::StatusOr<auth::Claims> TokenGate::AuthenticateToken(std::string_view token
 }
 
 absl::StatusOr<auth::Claims> TokenGate::Authenticate(std::string_view authorization) const {
-  if (authorization.empty()) return absl::UnauthenticatedError("missing token");
-  constexpr std::string_view kScheme = "bearer ";
-  if (authorization.size() <= kScheme.size() ||
-      !absl::StartsWithIgnoreCase(common::ToAbsl(authorization), common::ToAbsl(kScheme))) {
-    return absl::UnauthenticatedError("malformed authorization header: want \"Bearer <token>\"");
-  }
-  return AuthenticateToken(authorization.substr(kScheme.size()));
+  absl::StatusOr<std::string_view> token = auth::BearerToken(authorization);
+  if (!token.ok()) return token.status();
+  return AuthenticateToken(*token);
 }
 
 absl::StatusOr<auth::Claims> TokenGate::AuthenticateAdmin(std::string_view authorization) const {

@@ -15,11 +15,9 @@ absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContext& 
 }
 
 absl::StatusOr<Caller> TokenCallerAuth::AuthenticateHeader(std::string_view authorization) const {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.substr(0, kBearer.size()) != kBearer) {
-    return absl::UnauthenticatedError("authorization header must be \"Bearer <token>\"");
-  }
-  absl::StatusOr<auth::Claims> claims = verifier_.Verify(authorization.substr(kBearer.size()));
+  absl::StatusOr<std::string_view> token = auth::BearerToken(authorization);
+  if (!token.ok()) return token.status();
+  absl::StatusOr<auth::Claims> claims = verifier_.Verify(*token);
   if (!claims.ok()) return claims.status();
   return Caller{.player_id = claims->player_id, .admin = claims->role == auth::Role::kAdmin};
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -104,6 +105,16 @@ std::string TokenSigner::Sign(std::string_view player_id, Role role, absl::Durat
       common::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(sig), sizeof(sig))));
   if (claims != nullptr) *claims = std::move(c);
   return token;
+}
+
+absl::StatusOr<std::string_view> BearerToken(std::string_view authorization) {
+  if (authorization.empty()) return absl::UnauthenticatedError("missing token");
+  constexpr std::string_view kScheme = "bearer ";
+  if (authorization.size() <= kScheme.size() ||
+      !absl::EqualsIgnoreCase(ToAbsl(authorization.substr(0, kScheme.size())), ToAbsl(kScheme))) {
+    return absl::UnauthenticatedError("malformed authorization header: want \"Bearer <token>\"");
+  }
+  return authorization.substr(kScheme.size());
 }
 
 TokenVerifier::TokenVerifier(VerifyKeys keys, const Clock& clock, absl::Duration skew)

@@ -4,30 +4,20 @@
 #include "courtpiece/common/grpc_status.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "services/gateway/json_codec.h"
 #include "services/gateway/testing/play_transport.h"
 
 namespace courtpiece::gateway::testing {
 
 namespace pbu = ::google::protobuf::util;
 
-std::string ToJson(const google::protobuf::Message& message) {
-  pbu::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  std::string out;
-  // Printing a well-formed message cannot fail.
-  (void)pbu::MessageToJsonString(message, &out, options);
-  return out;
-}
+std::string ToJson(const google::protobuf::Message& message) { return PrintJson(message); }
 
 absl::Status FromJson(std::string_view json, google::protobuf::Message* message) {
-  message->Clear();
-  pbu::JsonParseOptions options;
-  options.ignore_unknown_fields = false;
-  const auto status = pbu::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), message, options);
-  if (status.ok()) return absl::OkStatus();
+  absl::Status parsed = ParseJson(json, message);
+  if (parsed.ok()) return parsed;
   return absl::InvalidArgumentError(
-      absl::StrCat("bad JSON for ", message->GetTypeName(), ": ", status.message().as_string()));
+      absl::StrCat("bad JSON for ", message->GetTypeName(), ": ", parsed.message()));
 }
 
 const char* StatusCodeName(int code) {

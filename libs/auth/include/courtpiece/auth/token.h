@@ -45,6 +45,12 @@ absl::StatusOr<Role> ParseRole(std::string_view name);
 // 1..64 chars of [A-Za-z0-9_-] (the table service's rule for player ids).
 bool IsValidPlayerId(std::string_view id);
 
+// The token of an `authorization` header value "Bearer <token>" (the scheme
+// case-insensitive, RFC 6750). UNAUTHENTICATED "missing token" for an empty value, and
+// "malformed authorization header: want \"Bearer <token>\"" for anything else that is not
+// of that shape. The token itself is not checked here (TokenVerifier::Verify does).
+absl::StatusOr<std::string_view> BearerToken(std::string_view authorization);
+
 struct Claims {
   std::string key_id;
   std::string player_id;
