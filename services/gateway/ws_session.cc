@@ -212,6 +212,12 @@ void WsSession::WriteNext() {
 
 void WsSession::OnWrite(beast::error_code ec, size_t /*bytes*/) {
   writing_ = false;
+  if (close_pending_.has_value() && !gone_) {
+    websocket::close_reason close_reason = std::move(*close_pending_);
+    close_pending_.reset();
+    StartClose(close_reason);
+    return;
+  }
   if (ec) {
     std::lock_guard<std::mutex> lock(mu_);
     accepting_sends_ = false;
@@ -250,6 +256,14 @@ void WsSession::CloseNow(uint16_t code, const std::string& reason) {
   websocket::close_reason close_reason;
   close_reason.code = code;
   close_reason.reason = CutUtf8(reason, kWsReasonMax);
+  if (writing_) {
+    close_pending_ = std::move(close_reason);
+    return;
+  }
+  StartClose(close_reason);
+}
+
+void WsSession::StartClose(const websocket::close_reason& close_reason) {
   ws_.async_close(close_reason, [self = shared_from_this()](beast::error_code) {
     // Done (the peer answered, hung up, or the timer cut the socket): Beast tore the
     // connection down.

@@ -78,6 +78,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void OnWrite(boost::beast::error_code ec, size_t bytes);
   // Closes now (queued messages dropped) with `code` and `reason`.
   void CloseNow(uint16_t code, const std::string& reason);
+  void StartClose(const boost::beast::websocket::close_reason& close_reason);
   // Closes after the queue drains.
   void CloseAfterQueue(uint16_t code, const std::string& reason);
   void Gone();
@@ -103,7 +104,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   bool opened_ = false;
   bool writing_ = false;
   bool closing_ = false;  // a close frame was sent or is being sent
-  bool gone_ = false;     // OnClientGone was called / the connection ended
+  // CloseNow during a write: the close frame goes when the write is done (StartClose).
+  // Beast with a write, a close and a read failing on a protocol error at once could wait
+  // for its idle timeout instead of closing.
+  std::optional<boost::beast::websocket::close_reason> close_pending_;
+  bool gone_ = false;  // OnClientGone was called / the connection ended
   std::optional<std::pair<uint16_t, std::string>> close_after_queue_;
 
   // Shared with the sink's callers (any thread).
