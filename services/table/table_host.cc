@@ -864,31 +864,30 @@ struct TableHost::Impl {
     h->table->Advance(now);  // a lock or a round that ended by now has ended
     Touch(w, *h);
     // Answers once what it answers about is saved (persist, then answer).
-    auto answer_after_save = [h, done](const std::string& note_id, bool replayed) {
-      h->waiters.push_back([done, note_id, replayed](const Hosted* saved, const absl::Status& why) {
-        if (saved == nullptr) {
-          done(why);
-          return;
-        }
-        const table::VoiceNote* n = saved->table->FindNote(note_id);
-        if (n == nullptr) {  // cannot happen: nothing prunes between the announce and its save
-          done(absl::InternalError("the announced note is gone"));
-          return;
-        }
-        pb::AnnounceVoiceNoteResponse out;
-        out.set_play_at_ms(n->play_at_ms);
-        out.set_replayed(replayed);
-        done(out);
-      });
+    auto answer_after_save = [h, done](int64_t play_at_ms, bool replayed) {
+      h->waiters.push_back(
+          [done, play_at_ms, replayed](const Hosted* saved, const absl::Status& why) {
+            if (saved == nullptr) {
+              done(why);
+              return;
+            }
+            pb::AnnounceVoiceNoteResponse out;
+            out.set_play_at_ms(play_at_ms);
+            out.set_replayed(replayed);
+            done(out);
+          });
     };
     if (const table::VoiceNote* n = h->table->FindNote(r.note_id())) {
       if (n->author != r.player()) {
+        if (metrics != nullptr) {
+          metrics->Command("announce_voice_note", absl::StatusCode::kAlreadyExists);
+        }
         done(absl::AlreadyExistsError(
             absl::StrCat("note ", r.note_id(), " was announced for another player")));
         return;
       }
       if (metrics != nullptr) metrics->Command("announce_voice_note", absl::StatusCode::kOk);
-      answer_after_save(r.note_id(), /*replayed=*/true);
+      answer_after_save(n->play_at_ms, /*replayed=*/true);
       return;
     }
     const uint64_t round = h->table->voice_round();
@@ -917,7 +916,9 @@ struct TableHost::Impl {
       done(s);
       return;
     }
-    answer_after_save(r.note_id(), /*replayed=*/false);
+    const table::VoiceNote* announced = h->table->FindNote(r.note_id());
+    COURTPIECE_CHECK(announced != nullptr, "an accepted voice_sent keeps the note it announced");
+    answer_after_save(announced->play_at_ms, /*replayed=*/false);
   }
 
   // --- tables in and out --------------------------------------------------------------------
