@@ -632,7 +632,7 @@ absl::StatusOr<PurgeResult> PgModerationStore::Purge(absl::Time now, int batch_m
   PurgeResult out;
   const absl::Status run = Write(deadline, [&](PgTransaction& tx, absl::Status&) -> absl::Status {
     out = PurgeResult{};
-    // One statement: take at most $2 due notes (oldest keep_until first, over notes_live),
+    // One statement: take at most $2 due notes (oldest keep_until first, over notes_due),
     // skipping notes another transaction holds (a concurrent purge, a report being filed);
     // delete the unreported ones (their audio by cascade), strip the audio of the reported
     // ones and mark them purged. A report cannot appear on a taken note before this
@@ -672,15 +672,14 @@ absl::StatusOr<StoreGauges> PgModerationStore::Gauges(absl::Time deadline) {
   StoreGauges g;
   const absl::Status run = Read(deadline, [&](PgTransaction& tx, absl::Status&) -> absl::Status {
     g = StoreGauges{};
-    // notes/bytes: an index-only scan of notes_live (size_bytes is INCLUDEd), linear in the
-    // notes with audio (about a week of them); the rest over small sets (open reports, not
-    // lifted mutes).
+    // notes/bytes: the 16 rows of note_counters (kept by triggers on notes); the rest over
+    // small sets (open reports over reports_queue, not-lifted mutes over mutes_not_lifted).
     ASSIGN_OR_RETURN(
         PgRow row,
         tx.ExecOneRow(
             "SELECT l.n, l.bytes, o.n, moderation.us(o.oldest), m.n FROM "
-            "(SELECT count(*) AS n, coalesce(sum(size_bytes), 0) AS bytes "
-            "  FROM moderation.notes WHERE NOT purged) l, "
+            "(SELECT coalesce(sum(notes), 0) AS n, coalesce(sum(audio_bytes), 0) "
+            "  AS bytes FROM moderation.note_counters) l, "
             "(SELECT count(*) AS n, min(reported_at) AS oldest "
             "  FROM moderation.reports WHERE status = 1) o, "
             "(SELECT count(*) AS n FROM moderation.mutes WHERE " MUTE_ACTIVE_AT("now()") ") m"));
