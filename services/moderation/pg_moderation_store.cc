@@ -578,10 +578,11 @@ absl::StatusOr<MutePage> PgModerationStore::ListMutes(const MuteFilter& filter, 
     ASSIGN_OR_RETURN(
         PgResult r,
         tx.Exec(
-            absl::StrCat("SELECT ", kMuteCols,
-                         " FROM moderation.mutes WHERE ($1 = 0 OR mute_id < $1) AND "
-                         "($2 = '' OR player_id = $2) AND ($3 OR (",
-                         MUTE_ACTIVE_AT("$4::timestamptz"), ")) ORDER BY mute_id DESC LIMIT $5"),
+            absl::StrCat(
+                "SELECT ", kMuteCols,
+                " FROM moderation.mutes WHERE ($1::bigint = 0 OR mute_id < $1::bigint) AND "
+                "($2 = '' OR player_id = $2) AND ($3 OR (",
+                MUTE_ACTIVE_AT("$4::timestamptz"), ")) ORDER BY mute_id DESC LIMIT $5"),
             {before, filter.player_id, filter.include_inactive, Ts(now), filter.page_size + 1}));
     ASSIGN_OR_RETURN(page.mutes, ParseAll<MuteRow>(r, &ParseMute));
     if (static_cast<int>(page.mutes.size()) > filter.page_size) {
@@ -608,10 +609,11 @@ absl::StatusOr<AuditPage> PgModerationStore::ListAudit(const AuditFilter& filter
     page = AuditPage{};
     ASSIGN_OR_RETURN(
         PgResult r,
-        tx.Exec(absl::StrCat("SELECT ", kAuditCols,
-                             " FROM moderation.audit WHERE ($1 = 0 OR audit_id < $1) AND "
-                             "($2 = '' OR admin_id = $2) AND ($3 = '' OR target_player = $3) "
-                             "ORDER BY audit_id DESC LIMIT $4"),
+        tx.Exec(absl::StrCat(
+                    "SELECT ", kAuditCols,
+                    " FROM moderation.audit WHERE ($1::bigint = 0 OR audit_id < $1::bigint) AND "
+                    "($2 = '' OR admin_id = $2) AND ($3 = '' OR target_player = $3) "
+                    "ORDER BY audit_id DESC LIMIT $4"),
                 {before, filter.admin_id, filter.target_player, filter.page_size + 1}));
     ASSIGN_OR_RETURN(page.entries, ParseAll<AuditRow>(r, &ParseAudit));
     if (static_cast<int>(page.entries.size()) > filter.page_size) {
