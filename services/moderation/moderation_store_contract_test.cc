@@ -434,6 +434,10 @@ TYPED_TEST(ModerationStoreContract, ListReportsFiltersPagesOldestFirstAndCountsO
                   {.status = std::nullopt, .author = "", .page_size = 2, .page_token = "x"},
                   this->Deadline()),
               StatusIs(C::kInvalidArgument));
+  // A size outside 1..200 (the caller's to clamp) is clamped, never an empty page.
+  ReportPage one = list({.status = std::nullopt, .author = "", .page_size = 0, .page_token = ""});
+  EXPECT_THAT(ReportIds(one.reports), ElementsAre(ids[0]));
+  EXPECT_EQ(one.next_page_token, std::to_string(ids[0]));
   EXPECT_THAT(
       list({.status = std::nullopt, .author = "", .page_size = 50, .page_token = "5000000000"})
           .reports,
