@@ -29,10 +29,16 @@ constexpr int kIoBufferBytes = 4096;
 constexpr int64_t kTimestampAbsMax = int64_t{1} << 50;
 constexpr int64_t kPacketDurationMax = int64_t{1} << 40;
 
+// The container's framing checks (below): "" when whole, else the refusal reason.
+std::string MatroskaFraming(std::string_view in);
+std::string OggFraming(std::string_view in);
+std::string Mp4Framing(std::string_view in);
+
 // The libavformat demuxer names (`ffmpeg -demuxers` on Debian 12's 5.1) and what each must
 // carry.
 struct Accepted {
   const char* demuxer;
+  std::string (*framing)(std::string_view);
   const char* container;
   AVCodecID codec;
   const char* codec_name;
@@ -40,9 +46,9 @@ struct Accepted {
   const char* content_type;
 };
 constexpr Accepted kAccepted[] = {
-    {"matroska,webm", "webm", AV_CODEC_ID_OPUS, "opus", "webm/opus", "audio/webm"},
-    {"ogg", "ogg", AV_CODEC_ID_OPUS, "opus", "ogg/opus", "audio/ogg"},
-    {"mov,mp4,m4a,3gp,3g2,mj2", "mp4", AV_CODEC_ID_AAC, "aac", "mp4/aac", "audio/mp4"},
+    {"matroska,webm", MatroskaFraming, "webm", AV_CODEC_ID_OPUS, "opus", "webm/opus", "audio/webm"},
+    {"ogg", OggFraming, "ogg", AV_CODEC_ID_OPUS, "opus", "ogg/opus", "audio/ogg"},
+    {"mov,mp4,m4a,3gp,3g2,mj2", Mp4Framing, "mp4", AV_CODEC_ID_AAC, "aac", "mp4/aac", "audio/mp4"},
 };
 constexpr const char kFormatWhitelist[] = "matroska,webm,ogg,mov,mp4,m4a,3gp,3g2,mj2";
 
@@ -103,6 +109,101 @@ int64_t SeekMemory(void* opaque, int64_t offset, int whence) {
   }
   in->pos = target;
   return target;
+}
+
+// The container's own framing must reach the end of the bytes: a cut inside an element, a
+// page or a box is "truncated" (libavformat drops such a tail silently for Matroska and Ogg
+// and measures a shorter note). These walkers read only headers, bounds-checked, and take at
+// most one step per 2 bytes of input. A cut exactly between two elements cannot be told from
+// a shorter recording and is measured as one.
+// Returns the refusal reason, or an empty string when the framing is whole.
+
+// An EBML variable-length integer at `pos`: the element ID keeps its length marker, a size
+// drops it (all value bits set = unknown size). False when the bytes end inside it or it is
+// longer than 8 bytes.
+bool ReadEbmlVint(std::string_view in, size_t& pos, bool keep_marker, uint64_t& value,
+                  bool& unknown) {
+  if (pos >= in.size()) return false;
+  const auto first = static_cast<uint8_t>(in[pos]);
+  if (first == 0) return false;
+  const int length = __builtin_clz(static_cast<unsigned>(first)) - 24 + 1;
+  if (in.size() - pos < static_cast<size_t>(length)) return false;
+  uint64_t v = keep_marker ? first : (first & (0xFFu >> length));
+  bool all_ones = (first & (0xFFu >> length)) == (0xFFu >> length);
+  for (int i = 1; i < length; ++i) {
+    const auto b = static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+    v = (v << 8) | b;
+    all_ones = all_ones && b == 0xFF;
+  }
+  pos += static_cast<size_t>(length);
+  value = v;
+  unknown = !keep_marker && all_ones;
+  return true;
+}
+
+std::string MatroskaFraming(std::string_view in) {
+  constexpr uint64_t kSegment = 0x18538067;
+  constexpr uint64_t kCluster = 0x1F43B675;
+  size_t pos = 0;
+  while (pos < in.size()) {
+    uint64_t id = 0;
+    uint64_t size = 0;
+    bool unknown = false;
+    bool ignored = false;
+    if (in[pos] == 0) return "damaged webm element";
+    if (!ReadEbmlVint(in, pos, /*keep_marker=*/true, id, ignored) ||
+        !ReadEbmlVint(in, pos, /*keep_marker=*/false, size, unknown)) {
+      return "truncated webm element";
+    }
+    // The segment and clusters are walked into (their children follow their headers);
+    // any other element is stepped over whole.
+    if (id == kSegment || id == kCluster) continue;
+    if (unknown) return "";  // nothing after it can be checked
+    if (size > in.size() - pos) return "truncated webm element";
+    pos += static_cast<size_t>(size);
+  }
+  return "";
+}
+
+uint32_t BigEndian32(std::string_view in, size_t pos) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(in[pos + i]);
+  return v;
+}
+
+std::string OggFraming(std::string_view in) {
+  constexpr size_t kPageHeaderBytes = 27;
+  size_t pos = 0;
+  while (pos < in.size()) {
+    if (in.size() - pos < kPageHeaderBytes) return "truncated ogg page";
+    if (in.substr(pos, 4) != "OggS") return "damaged ogg page";
+    const size_t segments = static_cast<uint8_t>(in[pos + 26]);
+    if (in.size() - pos - kPageHeaderBytes < segments) return "truncated ogg page";
+    size_t body = 0;
+    for (size_t i = 0; i < segments; ++i) body += static_cast<uint8_t>(in[pos + 27 + i]);
+    if (in.size() - pos - kPageHeaderBytes - segments < body) return "truncated ogg page";
+    pos += kPageHeaderBytes + segments + body;
+  }
+  return "";
+}
+
+std::string Mp4Framing(std::string_view in) {
+  size_t pos = 0;
+  while (pos < in.size()) {
+    if (in.size() - pos < 8) return "truncated mp4 box";
+    uint64_t size = BigEndian32(in, pos);
+    uint64_t header = 8;
+    if (size == 0) return "";  // the last box runs to the end
+    if (size == 1) {
+      if (in.size() - pos < 16) return "truncated mp4 box";
+      size = (uint64_t{BigEndian32(in, pos + 8)} << 32) | BigEndian32(in, pos + 12);
+      header = 16;
+    }
+    if (size < header) return "damaged mp4 box";
+    if (size > in.size() - pos) return "truncated mp4 box";
+    pos += static_cast<size_t>(size);
+  }
+  return "";
 }
 
 // Demuxers that would open another resource (a playlist entry, an MP4 data reference) get
@@ -189,6 +290,9 @@ absl::StatusOr<ProbedAudio> FfmpegAudioProbe::Probe(std::string_view audio) cons
   if (stream->codecpar->codec_id != accepted->codec) {
     return Refuse(absl::StrCat(avcodec_get_name(stream->codecpar->codec_id), " in ",
                                accepted->container, ", ", accepted->codec_name, " expected"));
+  }
+  if (const std::string broken = accepted->framing(audio); !broken.empty()) {
+    return Refuse(broken);
   }
   const AVRational time_base = stream->time_base;
   if (time_base.num <= 0 || time_base.den <= 0) return Refuse("no time base");
