@@ -46,7 +46,7 @@ TEST_F(AdminTest, PageSizesAreClampedAndTokensPage) {
   EXPECT_EQ(ClampPageSize(200), 200);
   EXPECT_EQ(ClampPageSize(201), 200);
   for (int i = 0; i < 205; ++i) {
-    NoteRow note = AddNote(store_, absl::StrCat(i), "alice", clock_.Now());
+    NoteRow note = AddNote(store_, absl::StrCat(i), "alice", clock_.Now(), "t-1", i + 1);
     AddReport(store_, note, "bob", clock_.Now());
   }
   absl::StatusOr<ReportPage> first = admin_.ListReports(ReportFilter{.page_size = 0}, Deadline());

@@ -17,7 +17,7 @@ namespace courtpiece::moderation::testing {
 inline void ExpectRefused(const absl::Status& status, absl::StatusCode code,
                           std::string_view word) {
   EXPECT_EQ(status.code(), code) << status;
-  EXPECT_EQ(ReasonWord(status.message()), word) << status;
+  EXPECT_EQ(ReasonWord(status), word) << status;
 }
 
 // A stored note "n-<suffix>" by `author` at `table_id`, round `round`, with `bytes` of audio.

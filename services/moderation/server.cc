@@ -135,7 +135,7 @@ grpc::Status Refuse(const common::Logger& log, std::string_view rpc, const absl:
 
 std::string ResultLabel(const absl::Status& status) {
   if (status.ok()) return "ok";
-  std::string_view word = ReasonWord(status.message());
+  std::string_view word = ReasonWord(status);
   if (!word.empty() && common::IsClientMessageCode(status.code())) return std::string(word);
   return absl::AsciiStrToLower(common::GrpcCodeName(static_cast<grpc::StatusCode>(status.code())));
 }

@@ -204,7 +204,9 @@ TEST_F(ServerTest, AdminCallsNeedAnAdminToken) {
     ASSERT_EQ(got.size(), 7u);
     for (const grpc::Status& s : got) {
       EXPECT_EQ(s.error_code(), want) << s.error_message();
-      if (player) EXPECT_THAT(s.error_message(), StartsWith("not_admin: "));
+      if (player) {
+        EXPECT_THAT(s.error_message(), StartsWith("not_admin: "));
+      }
     }
   }
   EXPECT_EQ(store_.Calls(), 0);

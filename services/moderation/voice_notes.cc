@@ -13,7 +13,7 @@ namespace {
 
 constexpr size_t kReportKeyMax = 256;
 
-std::string FormatTime(absl::Time t) {
+std::string TimeText(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
@@ -23,7 +23,7 @@ absl::Status MutedError(const MuteRow& mute) {
         "muted: an admin stopped your voice notes until they lift it");
   }
   return absl::PermissionDeniedError(
-      absl::StrCat("muted: an admin stopped your voice notes until ", FormatTime(*mute.until)));
+      absl::StrCat("muted: an admin stopped your voice notes until ", TimeText(*mute.until)));
 }
 
 // A table's DEADLINE_EXCEEDED is the table being slow: the upload may be retried.

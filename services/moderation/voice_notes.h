@@ -91,6 +91,10 @@ struct ReportRequest {
 
 // "<word>" of a status message "<word>: ...", or "" when it has none.
 std::string_view ReasonWord(std::string_view message);
+// The same for a status.
+inline std::string_view ReasonWord(const absl::Status& status) {
+  return ReasonWord(std::string_view(status.message().data(), status.message().size()));
+}
 // 1..64 chars of [A-Za-z0-9_-] (table, player and note ids).
 bool ValidId(std::string_view id);
 
