@@ -12,9 +12,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -564,6 +567,52 @@ TEST_F(ModerationE2eTest, KilledMidUploadLosesNothingAndTheRetrySucceeds) {
     return absl::OkStatus();
   });
   EXPECT_TRUE(counted.ok()) << counted;
+}
+
+// Not a limit test: a measurement printed for docs/moderation.md (uploads of a real 7 s
+// WebM/Opus note per second through the real binary, 16 concurrent clients, one table each).
+TEST_F(ModerationE2eTest, UploadRateOfSevenSecondNotes) {
+  constexpr int kUploads = 400;
+  constexpr int kClients = 16;
+  for (int i = 0; i < kUploads; ++i) {
+    const std::string table_id = absl::StrCat("b-", i);
+    tables_.AddTable(table_id, 1);
+    tables_.Seat(table_id, 0, "alice");
+    tables_.Seat(table_id, 1, "bob");
+    tables_.GiveLock(table_id, "alice");
+    Own(table_id, "live-1");
+  }
+  const std::string audio = Testdata("note_7s.webm");
+  std::atomic<int> next{0};
+  std::atomic<int> failed{0};
+  std::mutex mu;
+  std::vector<double> latencies_ms;
+  const absl::Time start = absl::Now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&] {
+      for (int i = next++; i < kUploads; i = next++) {
+        v1::UploadNoteResponse up;
+        const absl::Time t0 = absl::Now();
+        grpc::Status s = Upload("alice", audio, &up, absl::StrCat("b-", i));
+        const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+        if (!s.ok()) ++failed;
+        std::lock_guard<std::mutex> lock(mu);
+        latencies_ms.push_back(ms);
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  EXPECT_EQ(failed.load(), 0);
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  const double p50 = latencies_ms[latencies_ms.size() / 2];
+  const double p99 = latencies_ms[latencies_ms.size() * 99 / 100];
+  std::cout << "uploads of " << audio.size() << "-byte 7 s notes: " << kUploads << " in " << seconds
+            << " s = " << kUploads / seconds << "/s with " << kClients << " clients; latency p50 "
+            << p50 << " ms, p99 " << p99 << " ms" << std::endl;
+  RecordProperty("uploads_per_second", static_cast<int>(kUploads / seconds));
+  RecordProperty("p99_ms", static_cast<int>(p99));
 }
 
 }  // namespace
