@@ -424,6 +424,10 @@ TEST_F(ModerationE2eTest, RefusalsOfRealFiles) {
   ExpectRefused(Upload("alice", Testdata("note_3s.webm"), &up, "t-404"),
                 grpc::StatusCode::NOT_FOUND, "no_table");
   EXPECT_TRUE(tables_.announced("t-1").empty());
+  // An owner whose heartbeat expired: UNAVAILABLE (retry), nothing stored.
+  Own("t-1", "dead-1");
+  EXPECT_EQ(Upload("alice", Testdata("note_3s.ogg"), &up).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
   // Through the stale instance: the redirect is followed once.
   Own("t-1", "stale-1");
   grpc::Status s = Upload("alice", Testdata("note_3s.ogg"), &up);
