@@ -60,6 +60,11 @@ void FakeTablePort::NextRound(const std::string& table_id) {
   t->allowance_used.clear();
 }
 
+void FakeTablePort::ForgetAnnounced(const std::string& table_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Table* t = Find(table_id)) t->forgotten = t->announced.size();
+}
+
 void FakeTablePort::FailNext(Method method, absl::Status status, int times) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < times; ++i) failures_[method].push_back(status);
@@ -131,8 +136,10 @@ absl::StatusOr<Announced> FakeTablePort::AnnounceVoiceNote(const Announcement& n
   }
   const int64_t play_at_ms =
       clock_ == nullptr ? 0 : absl::ToUnixMillis(clock_->Now() + absl::Seconds(1));
-  for (const Announcement& a : t->announced) {
-    if (a.note_id == note.note_id) return Announced{.play_at_ms = play_at_ms, .replayed = true};
+  for (size_t i = t->forgotten; i < t->announced.size(); ++i) {
+    if (t->announced[i].note_id == note.note_id) {
+      return Announced{.play_at_ms = play_at_ms, .replayed = true};
+    }
   }
   if (note.round != t->view.round) {
     return absl::FailedPreconditionError(

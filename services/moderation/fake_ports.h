@@ -38,6 +38,9 @@ class FakeTablePort final : public TablePort {
   void DropLock(const std::string& table_id, bool use_allowance = false);
   // A new round: no lock, every allowance unused.
   void NextRound(const std::string& table_id);
+  // The table forgets its announced notes (their report windows closed): a re-announcement
+  // is no longer answered replayed.
+  void ForgetAnnounced(const std::string& table_id);
   // The next `times` calls of `method` fail with `status` (before any effect).
   void FailNext(Method method, absl::Status status, int times = 1);
 
@@ -56,6 +59,7 @@ class FakeTablePort final : public TablePort {
     std::string lock_holder;
     std::set<std::string> allowance_used;  // this round's: sent or discarded
     std::vector<Announcement> announced;   // every round's
+    size_t forgotten = 0;                  // announced[0..forgotten) no longer replayable
   };
   // The injected failure for `method`, if any (consumed). Caller holds mu_.
   absl::Status Injected(Method method);

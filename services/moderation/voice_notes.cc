@@ -135,7 +135,12 @@ absl::StatusOr<UploadResult> VoiceNotes::UploadNote(const UploadRequest& request
     absl::StatusOr<std::optional<NoteRow>> earlier =
         store_.FindNote(request.table_id, lock->round, request.author, deadline);
     if (!earlier.ok()) return earlier.status();
-    if (earlier->has_value()) return Announce(**earlier, /*stored_before=*/true, deadline);
+    if (earlier->has_value()) {
+      // allowance_used: it may have been announced (the table forgets announced notes once
+      // their report window closed); no_lock: the allowance is unused, so it never was.
+      return Announce(**earlier, /*stored_before=*/true,
+                      /*never_announced=*/lock->reason == "no_lock", deadline);
+    }
     if (lock->reason == "allowance_used") {
       return absl::AlreadyExistsError(
           absl::StrCat("allowance_used: you already sent or discarded this round's note at table ",
@@ -160,11 +165,11 @@ absl::StatusOr<UploadResult> VoiceNotes::UploadNote(const UploadRequest& request
   bool inserted = false;
   absl::StatusOr<NoteRow> stored = store_.InsertNote(note, request.audio, &inserted, deadline);
   if (!stored.ok()) return stored.status();
-  return Announce(*stored, /*stored_before=*/!inserted, deadline);
+  return Announce(*stored, /*stored_before=*/!inserted, /*never_announced=*/true, deadline);
 }
 
 absl::StatusOr<UploadResult> VoiceNotes::Announce(const NoteRow& note, bool stored_before,
-                                                  absl::Time deadline) {
+                                                  bool never_announced, absl::Time deadline) {
   if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
   absl::StatusOr<Announced> announced = tables_.AnnounceVoiceNote(
       Announcement{.table_id = note.table_id,
@@ -181,8 +186,15 @@ absl::StatusOr<UploadResult> VoiceNotes::Announce(const NoteRow& note, bool stor
     // Unreachable or slow: the note stays stored; the client's retry announces it.
     return TableUnavailable(announced.status());
   }
-  // The table will never announce it (the lock or the round is over, or the table is gone):
-  // nobody can have heard or reported it, so it goes.
+  if (!never_announced) {
+    // Heard (and perhaps reported) long ago, or stored before a discard: kept either way;
+    // the purge takes it with the others.
+    return absl::AlreadyExistsError(absl::StrCat("allowance_used: this round's note at table ",
+                                                 note.table_id, " was sent or discarded (",
+                                                 announced.status().message(), ")"));
+  }
+  // The table will never announce it (the lock or the round is over, or the table is gone)
+  // and never did (the allowance was unused): nobody heard or reported it, so it goes.
   absl::Status deleted = store_.DeleteUnannouncedNote(note.note_id, deadline);
   if (!deleted.ok() && deleted.code() != absl::StatusCode::kNotFound) return deleted;
   if (code == absl::StatusCode::kNotFound) {

@@ -11,8 +11,9 @@
 // Idempotency and crash safety:
 // - The note and its audio are stored in one transaction, unique per (table, round, author);
 //   a retry finds the stored note and announces it (the table is idempotent by note id).
-// - The table refusing the announcement (no_lock / round_over) deletes the stored note and
-//   refuses no_lock; the table unreachable keeps it (the retry announces it).
+// - The table refusing the announcement (no_lock / round_over) while the round's allowance
+//   was unused deletes the stored note and refuses no_lock; the table unreachable keeps it
+//   (the retry announces it). A stored note whose allowance is used is never deleted here.
 // - A retry after the note was announced and the reply lost answers the same note, replayed.
 // - FileReport is idempotent by key and by (note, reporter): a re-send answers replayed.
 // Thread-safety: thread-safe (no state of its own; the store, ports and probe are).
@@ -115,9 +116,12 @@ class VoiceNotes {
 
  private:
   absl::Status CheckDeadline(absl::Time deadline) const;
-  // Announces a stored note; on the table's refusal deletes it and answers no_lock.
+  // Announces a stored note. On the table's refusal: with `never_announced` (the table said
+  // the round's allowance is unused, so no note of this round was announced) deletes it and
+  // answers no_lock; otherwise keeps it and answers allowance_used (it may have been
+  // announced long ago and forgotten by the table: retention keeps it).
   absl::StatusOr<UploadResult> Announce(const NoteRow& note, bool stored_before,
-                                        absl::Time deadline);
+                                        bool never_announced, absl::Time deadline);
 
   ModerationStore& store_;
   TablePort& tables_;

@@ -295,6 +295,29 @@ TEST_F(VoiceNotesTest, ALockThatExpiredBeforeTheRetryDeletesTheKeptNote) {
   EXPECT_TRUE(tables_.announced("t-1").empty());
 }
 
+TEST_F(VoiceNotesTest, AnAnnouncedNoteTheTableForgotIsKeptOnALateRetry) {
+  absl::StatusOr<UploadResult> first = notes_.UploadNote(Upload(), Deadline());
+  ASSERT_TRUE(first.ok());
+  tables_.ForgetAnnounced("t-1");  // its report window closed, a later note pruned it
+  ExpectRefused(notes_.UploadNote(Upload(), Deadline()).status(), absl::StatusCode::kAlreadyExists,
+                "allowance_used");
+  std::optional<NoteRow> kept = Stored();
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->note_id, first->note.note_id);
+  EXPECT_EQ(tables_.announced("t-1").size(), 1u);
+}
+
+TEST_F(VoiceNotesTest, ANoteStoredBeforeADiscardIsKeptAndRefused) {
+  tables_.FailNext(Method::kAnnounceVoiceNote, absl::UnavailableError("owner not live"));
+  EXPECT_EQ(notes_.UploadNote(Upload(), Deadline()).status().code(),
+            absl::StatusCode::kUnavailable);
+  tables_.DropLock("t-1", /*use_allowance=*/true);  // the author discarded meanwhile
+  ExpectRefused(notes_.UploadNote(Upload(), Deadline()).status(), absl::StatusCode::kAlreadyExists,
+                "allowance_used");
+  EXPECT_TRUE(Stored().has_value());  // never served (nobody knows its id); purged in 7 days
+  EXPECT_TRUE(tables_.announced("t-1").empty());
+}
+
 TEST_F(VoiceNotesTest, ATableGoneAtTheAnnouncementDeletesTheNote) {
   tables_.FailNext(Method::kAnnounceVoiceNote, absl::NotFoundError("unknown table t-1"));
   ExpectRefused(notes_.UploadNote(Upload(), Deadline()).status(), absl::StatusCode::kNotFound,
