@@ -6,11 +6,14 @@
 //
 // What it never does: open a file or a URL (a custom AVIOContext over the given bytes, no
 // protocol allowed, io_open refused), decode audio (the demuxer and, for Opus packet
-// durations, libavcodec's parser only), read more than `read_bytes_max` through its
-// AVIOContext, or keep reading past `packets_max` packets.
+// durations, libavcodec's parser only), read more than read_bytes_factor_max x size +
+// read_bytes_extra_max through its AVIOContext, keep reading past `packets_max` packets, or
+// let FFmpeg make one allocation above 16 MiB (av_max_alloc, process-wide).
 // Every refusal is INVALID_ARGUMENT "unsupported_format: <short reason>".
-// Thread-safety: thread-safe; Probe keeps no state between calls. The constructor sets
-// FFmpeg's process-wide log level to quiet (once): FFmpeg's logs would go to stderr.
+// Thread-safety: thread-safe; Probe keeps no state between calls. The first constructor sets
+// two FFmpeg process-wide settings (once): the log level to quiet (FFmpeg's logs would go to
+// stderr) and av_max_alloc to 16 MiB (a header must not make a demuxer allocate hundreds of
+// megabytes); nothing else in the service uses FFmpeg.
 #ifndef COURTPIECE_SERVICES_MODERATION_FFMPEG_AUDIO_PROBE_H_
 #define COURTPIECE_SERVICES_MODERATION_FFMPEG_AUDIO_PROBE_H_
 
