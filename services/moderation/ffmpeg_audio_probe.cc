@@ -28,8 +28,9 @@ constexpr int kIoBufferBytes = 4096;
 // demuxer sizes some tables from a count in the header before reading the entries: a 3 KB
 // fragmented MP4 whose `trun` declares millions of samples made mov allocate 560 MB
 // (services/moderation/fuzz/repro/mp4_trun_huge_sample_count). A real note needs well under
-// a megabyte in any one block (the input itself is at most `bytes_max`, 1 MiB by default).
-constexpr size_t kAllocBytesMax = 16 << 20;
+// a megabyte in any one block (the input itself is at most `bytes_max`, 1 MiB by default;
+// keep `bytes_max` below this cap).
+constexpr size_t kAllocBytesMax = 4 << 20;
 // Timestamps and durations beyond these (in the stream's time base) are refused before any
 // arithmetic on them: 2^50 ticks of 1/48000 s is centuries, and no sum below overflows.
 constexpr int64_t kTimestampAbsMax = int64_t{1} << 50;

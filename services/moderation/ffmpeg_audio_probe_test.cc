@@ -150,7 +150,7 @@ TEST(FfmpegAudioProbeTest, BytesAfterTheLastPageOrBoxAreRefused) {
 TEST(FfmpegAudioProbeTest, AHeaderDeclaringMillionsOfSamplesIsRefusedWithoutTheMemory) {
   // Found by the fuzzer (fuzz/repro): fragmented MP4s of 3-4 KB whose `trun` declares
   // millions of samples of zero bytes each; mov allocated 560 MB of index (and took 10 s
-  // under ASan) before av_max_alloc's 16 MiB cap. Now the header fails to open.
+  // under ASan) before av_max_alloc's 4 MiB cap. Now the header fails to open.
   const FfmpegAudioProbe probe;
   for (const char* file : {"mp4_trun_huge_sample_count", "mp4_huge_alloc_timeout"}) {
     const std::string path = std::string(COURTPIECE_PROBE_TESTDATA) + "/../fuzz/repro/" + file;
