@@ -9,7 +9,8 @@
 // durations, libavcodec's parser only), read more than read_bytes_factor_max x size +
 // read_bytes_extra_max through its AVIOContext, keep reading past `packets_max` packets, or
 // let FFmpeg make one allocation above 4 MiB (av_max_alloc, process-wide).
-// Every refusal is INVALID_ARGUMENT "unsupported_format: <short reason>".
+// Every refusal is INVALID_ARGUMENT "unsupported_format: <short reason>" (the reasons:
+// docs/moderation.md); RESOURCE_EXHAUSTED only when its own small contexts cannot be allocated.
 // Thread-safety: thread-safe; Probe keeps no state between calls. The first constructor sets
 // two FFmpeg process-wide settings (once): the log level to quiet (FFmpeg's logs would go to
 // stderr) and av_max_alloc to 4 MiB (a header must not make a demuxer allocate hundreds of
