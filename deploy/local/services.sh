@@ -13,9 +13,9 @@ SERVICES=(
   "gateway 50051 9103"
 )
 
-# Until the moderation service exists, the table sends its abuse reports (and, were the lobby
-# not built, its records) to courtpiece-fake-receivers on this port, which acknowledges them
-# and logs each as a JSON line (.local/dev/log/records-standin.log).
+# Only in a tree where courtpiece-moderation (or the lobby) is not built: the table then sends
+# its abuse reports (or records) to courtpiece-fake-receivers on this port, which acknowledges
+# them and logs each as a JSON line (.local/dev/log/records-standin.log).
 RECORDS_STANDIN_PORT=50056
 # The gateway's HTTP port: the web client, the JSON API, /v1/play and the admin API.
 GATEWAY_HTTP_PORT=${COURTPIECE_GATEWAY_HTTP_PORT:-8080}
@@ -45,6 +45,7 @@ service_env() {
     ENV_VARS+=(
       "COURTPIECE_GATEWAY_HTTP_ADDR=0.0.0.0:$GATEWAY_HTTP_PORT"
       "COURTPIECE_GATEWAY_LOBBY_ADDR=127.0.0.1:50052"
+      "COURTPIECE_GATEWAY_MODERATION_ADDR=127.0.0.1:50055"
       "COURTPIECE_GATEWAY_VERIFY_KEYS_FILE=$pub"
       "COURTPIECE_GATEWAY_WEB_ROOT=$root/web/dist"
     )

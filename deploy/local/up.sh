@@ -76,6 +76,8 @@ if [ -x build/bin/courtpiece-gateway ]; then
   Play in a browser:   http://localhost:$GATEWAY_HTTP_PORT/
   Mobile (gRPC):       127.0.0.1:50051  (courtpiece.client.v1.CourtPiece, docs/client-api.md)
   Admin API:           http://localhost:$GATEWAY_HTTP_PORT/admin/v1/<Method>  (docs/gateway.md)
+                       players: GetPlayer, ListQuits, ListRounds; moderation: ListReports,
+                       GetReport, ResolveReport, MutePlayer, ListMutes, LiftMute, ListAudit
   An admin token:      sign in once as a guest, then
     COURTPIECE_PG_URL=$DB_URL build/bin/courtpiece-admin grant <player-id> --reason "ops"
     COURTPIECE_PG_URL=$DB_URL COURTPIECE_LOBBY_SIGNING_KEY_FILE=$STATE_DIR/lobby-signing.key \\
