@@ -225,7 +225,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_->header_limit(static_cast<uint32_t>(options_.header_max_bytes));
     // The route's own limit is set once the header is read (OnHeader); until then the
     // largest, so Beast does not refuse a voice upload's Content-Length.
-    parser_->body_limit(std::max(options_.body_max_bytes, options_.voice_body_max_bytes));
+    body_limit_ = std::max(options_.body_max_bytes, options_.voice_body_max_bytes);
+    parser_->body_limit(body_limit_);
     if (!first_ && buffer_.size() == 0) {
       // Keep-alive: wait up to the idle time for the next request to start.
       stream_.expires_after(absl::ToChronoNanoseconds(options_.keep_alive_idle));
