@@ -31,7 +31,7 @@ service_env() {
     "COURTPIECE_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
   )
   local key="$STATE_DIR/lobby-signing.key" pub="$STATE_DIR/lobby-verify.keys"
-  if [[ $name == lobby || $name == gateway ]]; then
+  if [[ $name == lobby || $name == gateway || $name == moderation ]]; then
     # A development key pair, made once (courtpiece-keygen) and kept with the state: the
     # lobby signs with the seed, the gateway verifies with the public key.
     if [ ! -s "$key" ] || [ ! -s "$pub" ]; then
@@ -47,6 +47,12 @@ service_env() {
       "COURTPIECE_GATEWAY_LOBBY_ADDR=127.0.0.1:50052"
       "COURTPIECE_GATEWAY_VERIFY_KEYS_FILE=$pub"
       "COURTPIECE_GATEWAY_WEB_ROOT=$root/web/dist"
+    )
+  fi
+  if [[ $name == moderation ]]; then
+    ENV_VARS+=(
+      "COURTPIECE_MODERATION_LOBBY_ADDR=127.0.0.1:50052"
+      "COURTPIECE_MODERATION_VERIFY_KEYS_FILE=$pub"
     )
   fi
   if [[ $name == lobby ]]; then

@@ -1,35 +1,14 @@
-// The real OwnerLookup (upstream.h) over the table tier's Redis registry (libs/placement):
-// the table's owner record (ReadOwner), then the owner's address from its heartbeat key
-// (InstanceKey), which expires when the instance dies.
-//
-// Contract: NOT_FOUND "unknown table <id>" (no owner record); UNAVAILABLE when the owner's
-// heartbeat key is gone ("owner <instance> of table <id> is not live": a survivor will claim
-// the table, the caller retries) or Redis fails in any way (its message kept).
-// Thread-safety: as the RedisClient (thread-safe; one connection: lookups serialize on it).
+// The gateway's name for the real OwnerLookup, which lives in libs/placement (the
+// moderation service uses it too).
 #ifndef COURTPIECE_SERVICES_GATEWAY_REDIS_OWNER_LOOKUP_H_
 #define COURTPIECE_SERVICES_GATEWAY_REDIS_OWNER_LOOKUP_H_
 
-#include <string>
-#include <string_view>
-
-#include "courtpiece/placement/placement.h"
-#include "courtpiece/storage/redis_client.h"
+#include "courtpiece/placement/redis_owner_lookup.h"
 #include "services/gateway/upstream.h"
 
 namespace courtpiece::gateway {
 
-class RedisOwnerLookup final : public OwnerLookup {
- public:
-  // `redis` must outlive the lookup; `keys`: the table tier's prefix ("cp:").
-  RedisOwnerLookup(storage::RedisClient& redis, placement::RegistryKeys keys)
-      : redis_(redis), keys_(std::move(keys)) {}
-
-  absl::StatusOr<std::string> Lookup(std::string_view table_id) override;
-
- private:
-  storage::RedisClient& redis_;
-  const placement::RegistryKeys keys_;
-};
+using RedisOwnerLookup = placement::RedisOwnerLookup;
 
 }  // namespace courtpiece::gateway
 

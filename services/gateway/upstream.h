@@ -1,7 +1,7 @@
 // What the Play relay (play_session.h) needs from the world: a way to open a Play stream to
 // a table instance (TableDialer), the address of a table's owner (OwnerLookup), and delayed
-// work (Scheduler). The real ones: grpc_table_dialer.h, redis_owner_lookup.h,
-// ThreadScheduler below; the in-memory fakes: fake_upstream.h.
+// work (Scheduler). The real ones: grpc_table_dialer.h, placement::RedisOwnerLookup
+// (libs/placement), ThreadScheduler below; the in-memory fakes: fake_upstream.h.
 //
 // Contracts:
 // - TableDialer::Open starts one upstream Play stream at `addr` as `player_id` (metadata
@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "courtpiece/placement/owner_lookup.h"
 #include "courtpiece/table/v1/table_service.pb.h"
 
 namespace courtpiece::gateway {
@@ -70,11 +71,7 @@ class TableDialer {
                                                std::shared_ptr<UpstreamObserver> observer) = 0;
 };
 
-class OwnerLookup {
- public:
-  virtual ~OwnerLookup() = default;
-  virtual absl::StatusOr<std::string> Lookup(std::string_view table_id) = 0;
-};
+using OwnerLookup = placement::OwnerLookup;  // libs/placement (owner_lookup.h)
 
 class Scheduler {
  public:

@@ -37,9 +37,9 @@ void ToProto(const PublicProfile& in, v1::PublicProfile* out) {
   out->set_avatar_id(in.avatar_id);
 }
 
-AccountsService::AccountsService(Accounts& accounts, const CallerAuth& auth, const Clock& clock,
-                                 absl::Duration rpc_deadline_max, common::Metrics& metrics,
-                                 const common::Logger& log)
+AccountsService::AccountsService(Accounts& accounts, const auth::CallerAuth& auth,
+                                 const Clock& clock, absl::Duration rpc_deadline_max,
+                                 common::Metrics& metrics, const common::Logger& log)
     : accounts_(accounts),
       auth_(auth),
       clock_(clock),
@@ -86,7 +86,7 @@ grpc::Status AccountsService::Refresh(grpc::ServerContext* context,
 
 grpc::Status AccountsService::GetProfile(grpc::ServerContext* context, const v1::GetProfileRequest*,
                                          v1::Profile* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return Failed("GetProfile", caller.status());
   absl::StatusOr<Profile> profile = accounts_.GetProfile(caller->player_id, Deadline(*context));
   if (!profile.ok()) return Failed("GetProfile", profile.status());
@@ -97,7 +97,7 @@ grpc::Status AccountsService::GetProfile(grpc::ServerContext* context, const v1:
 grpc::Status AccountsService::UpdateProfile(grpc::ServerContext* context,
                                             const v1::UpdateProfileRequest* request,
                                             v1::Profile* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return Failed("UpdateProfile", caller.status());
   absl::StatusOr<Profile> profile = accounts_.UpdateProfile(
       caller->player_id, request->display_name(), request->avatar_id(), Deadline(*context));
@@ -109,7 +109,7 @@ grpc::Status AccountsService::UpdateProfile(grpc::ServerContext* context,
 grpc::Status AccountsService::GetPublicProfiles(grpc::ServerContext* context,
                                                 const v1::GetPublicProfilesRequest* request,
                                                 v1::GetPublicProfilesResponse* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return Failed("GetPublicProfiles", caller.status());
   const std::vector<std::string> ids(request->player_ids().begin(), request->player_ids().end());
   absl::StatusOr<std::vector<PublicProfile>> profiles =

@@ -2,7 +2,7 @@
 // only: proto -> domain, domain -> proto, absl::Status -> grpc::Status (codes 1:1;
 // common::ToClientGrpcStatus hides infrastructure messages and they are logged), the RPC's
 // deadline (the client's, capped at rpc_deadline_max) -> the domain's. GetProfile,
-// UpdateProfile and GetPublicProfiles (any role) authenticate the caller with CallerAuth
+// UpdateProfile and GetPublicProfiles (any role) authenticate the caller with auth::CallerAuth
 // first (UNAUTHENTICATED).
 // Metrics: courtpiece_lobby_logins_total{result} (GuestLogin: created, signed_in, or the
 // error code) and courtpiece_lobby_login_latency_seconds.
@@ -13,19 +13,19 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+#include "courtpiece/auth/caller_auth.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/log.h"
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
 #include "services/lobby/accounts.h"
-#include "services/lobby/caller_auth.h"
 
 namespace courtpiece::lobby {
 
 class AccountsService final : public v1::Accounts::Service {
  public:
   // Every reference must outlive the service.
-  AccountsService(Accounts& accounts, const CallerAuth& auth, const Clock& clock,
+  AccountsService(Accounts& accounts, const auth::CallerAuth& auth, const Clock& clock,
                   absl::Duration rpc_deadline_max, common::Metrics& metrics,
                   const common::Logger& log);
 
@@ -46,7 +46,7 @@ class AccountsService final : public v1::Accounts::Service {
   grpc::Status Failed(std::string_view rpc, const absl::Status& status) const;
 
   Accounts& accounts_;
-  const CallerAuth& auth_;
+  const auth::CallerAuth& auth_;
   const Clock& clock_;
   const absl::Duration rpc_deadline_max_;
   common::CounterFamily logins_;

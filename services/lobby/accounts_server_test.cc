@@ -1,5 +1,5 @@
 // Unit tests of the Accounts gRPC layer over an in-process channel: the domain on fakes, the
-// real TokenCallerAuth, a fake clock.
+// real auth::TokenCallerAuth, a fake clock.
 #include "services/lobby/accounts_server.h"
 
 #include <map>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "courtpiece/auth/token_caller_auth.h"
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
 #include "gmock/gmock.h"
@@ -16,7 +17,6 @@
 #include "gtest/gtest.h"
 #include "services/lobby/fake_player_store.h"
 #include "services/lobby/fake_wallet_port.h"
-#include "services/lobby/token_caller_auth.h"
 
 namespace courtpiece::lobby {
 namespace {
@@ -77,7 +77,7 @@ class AccountsServiceTest : public ::testing::Test {
   auth::SigningKey key_;
   auth::TokenSigner signer_;
   auth::TokenVerifier verifier_;
-  TokenCallerAuth caller_auth_;
+  auth::TokenCallerAuth caller_auth_;
   FakePlayerStore store_;
   FakeWalletPort wallet_;
   Accounts accounts_;

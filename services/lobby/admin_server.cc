@@ -5,9 +5,9 @@
 
 namespace courtpiece::lobby {
 
-LobbyAdminService::LobbyAdminService(Records& records, const CallerAuth& auth, ProfileFn profile,
-                                     const Clock& clock, AdminServerOptions options,
-                                     const common::Logger& log)
+LobbyAdminService::LobbyAdminService(Records& records, const auth::CallerAuth& auth,
+                                     ProfileFn profile, const Clock& clock,
+                                     AdminServerOptions options, const common::Logger& log)
     : records_(records),
       auth_(auth),
       profile_(std::move(profile)),
@@ -18,7 +18,7 @@ LobbyAdminService::LobbyAdminService(Records& records, const CallerAuth& auth, P
 grpc::Status LobbyAdminService::GetPlayer(grpc::ServerContext* context,
                                           const v1::GetPlayerRequest* request,
                                           v1::PlayerDossier* response) {
-  if (absl::StatusOr<Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
+  if (absl::StatusOr<auth::Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
     return records_rpc::Failed(log_, "GetPlayer", c.status());
   }
   const absl::Time deadline = records_rpc::Deadline(*context, clock_, options_.rpc_deadline_max);
@@ -46,7 +46,7 @@ grpc::Status LobbyAdminService::GetPlayer(grpc::ServerContext* context,
 grpc::Status LobbyAdminService::ListQuits(grpc::ServerContext* context,
                                           const v1::ListQuitsRequest* request,
                                           v1::ListQuitsResponse* response) {
-  if (absl::StatusOr<Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
+  if (absl::StatusOr<auth::Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
     return records_rpc::Failed(log_, "ListQuits", c.status());
   }
   absl::StatusOr<std::vector<QuitRow>> quits =
@@ -66,7 +66,7 @@ grpc::Status LobbyAdminService::ListQuits(grpc::ServerContext* context,
 grpc::Status LobbyAdminService::ListRounds(grpc::ServerContext* context,
                                            const v1::ListRoundsRequest* request,
                                            v1::ListRoundsResponse* response) {
-  if (absl::StatusOr<Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
+  if (absl::StatusOr<auth::Caller> c = auth_.RequireAdmin(*context); !c.ok()) {
     return records_rpc::Failed(log_, "ListRounds", c.status());
   }
   absl::StatusOr<std::vector<RoundRow>> rounds =

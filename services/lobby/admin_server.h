@@ -1,5 +1,5 @@
 // LobbyAdminService (lobby.proto LobbyAdmin): the reads for moderation and disputes. Admin
-// tokens only (CallerAuth::RequireAdmin: UNAUTHENTICATED / PERMISSION_DENIED).
+// tokens only (auth::CallerAuth::RequireAdmin: UNAUTHENTICATED / PERMISSION_DENIED).
 // GetPlayer's profile comes from the injected ProfileFn (the accounts part): its NotFound
 // (an unknown player) is the RPC's NOT_FOUND; the stats, recent results and quit count come
 // from Records. Translation only.
@@ -12,10 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "courtpiece/auth/caller_auth.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/log.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
-#include "services/lobby/caller_auth.h"
 #include "services/lobby/records.h"
 
 namespace courtpiece::lobby {
@@ -29,8 +29,8 @@ class LobbyAdminService final : public v1::LobbyAdmin::Service {
  public:
   using ProfileFn = std::function<absl::StatusOr<v1::Profile>(std::string_view player_id)>;
   // Every reference must outlive the service.
-  LobbyAdminService(Records& records, const CallerAuth& auth, ProfileFn profile, const Clock& clock,
-                    AdminServerOptions options, const common::Logger& log);
+  LobbyAdminService(Records& records, const auth::CallerAuth& auth, ProfileFn profile,
+                    const Clock& clock, AdminServerOptions options, const common::Logger& log);
 
   grpc::Status GetPlayer(grpc::ServerContext* context, const v1::GetPlayerRequest* request,
                          v1::PlayerDossier* response) override;
@@ -41,7 +41,7 @@ class LobbyAdminService final : public v1::LobbyAdmin::Service {
 
  private:
   Records& records_;
-  const CallerAuth& auth_;
+  const auth::CallerAuth& auth_;
   const ProfileFn profile_;
   const Clock& clock_;
   const AdminServerOptions options_;

@@ -1,4 +1,4 @@
-// The Directory end to end: the Directory gRPC server in-process (FakeCallerAuth) over its
+// The Directory end to end: the Directory gRPC server in-process (auth::FakeCallerAuth) over its
 // Postgres store and Redis, against two real courtpiece-table processes, the real
 // courtpiece-wallet (its own fresh database), the fake records receivers, a real Redis
 // (database 12, or COURTPIECE_TEST_DIRECTORY_REDIS_DB, flushed per test) and Postgres.
@@ -248,7 +248,7 @@ class DirectoryE2eTest : public ::testing::Test {
   GrpcTablePort port_;
   table::RulesEngineFactory engines_;
   RandomCodeSource random_codes_;
-  FakeCallerAuth auth_;
+  auth::FakeCallerAuth auth_;
   std::unique_ptr<Directory> directory_;
   std::unique_ptr<DirectoryService> service_;
   std::unique_ptr<common::GrpcServer> server_;

@@ -21,13 +21,13 @@ void ToProto(const TableRef& ref, v1::TableRef* out) {
   out->set_seat(ref.seat);
 }
 
-DirectoryService::DirectoryService(Directory& directory, const CallerAuth& auth)
+DirectoryService::DirectoryService(Directory& directory, const auth::CallerAuth& auth)
     : directory_(directory), auth_(auth) {}
 
 grpc::Status DirectoryService::CreateTable(grpc::ServerContext* context,
                                            const v1::CreateTableRequest* request,
                                            v1::TableRef* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   const v1::TableOptions& o = request->options();
   absl::StatusOr<TableRef> ref =
@@ -44,7 +44,7 @@ grpc::Status DirectoryService::CreateTable(grpc::ServerContext* context,
 grpc::Status DirectoryService::ResolveCode(grpc::ServerContext* context,
                                            const v1::ResolveCodeRequest* request,
                                            v1::TableRef* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<TableRef> ref = directory_.ResolveCode(request->code());
   if (!ref.ok()) return ToGrpcStatus(ref.status());
@@ -55,7 +55,7 @@ grpc::Status DirectoryService::ResolveCode(grpc::ServerContext* context,
 grpc::Status DirectoryService::ListOpenTables(grpc::ServerContext* context,
                                               const v1::ListOpenTablesRequest* request,
                                               v1::ListOpenTablesResponse* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<std::vector<OpenTableEntry>> open =
       directory_.ListOpenTables(TableQuery{.game = request->game(),
@@ -75,7 +75,7 @@ grpc::Status DirectoryService::ListOpenTables(grpc::ServerContext* context,
 grpc::Status DirectoryService::QuickJoin(grpc::ServerContext* context,
                                          const v1::QuickJoinRequest* request,
                                          v1::TableRef* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<TableRef> ref =
       directory_.QuickJoin(caller->player_id,
@@ -91,7 +91,7 @@ grpc::Status DirectoryService::QuickJoin(grpc::ServerContext* context,
 grpc::Status DirectoryService::MyTables(grpc::ServerContext* context,
                                         const v1::MyTablesRequest* /*request*/,
                                         v1::MyTablesResponse* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<std::vector<TableRef>> mine = directory_.MyTables(caller->player_id);
   if (!mine.ok()) return ToGrpcStatus(mine.status());

@@ -1,18 +1,18 @@
 // The gRPC face of the Directory (lobby.proto, service Directory): authenticates every call
-// through CallerAuth, translates proto <-> domain, and nothing else.
+// through auth::CallerAuth, translates proto <-> domain, and nothing else.
 // Thread-safety: gRPC calls it from its threads; the Directory is thread-safe.
 #ifndef COURTPIECE_SERVICES_LOBBY_DIRECTORY_SERVER_H_
 #define COURTPIECE_SERVICES_LOBBY_DIRECTORY_SERVER_H_
 
+#include "courtpiece/auth/caller_auth.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
-#include "services/lobby/caller_auth.h"
 #include "services/lobby/directory.h"
 
 namespace courtpiece::lobby {
 
 class DirectoryService final : public v1::Directory::Service {
  public:
-  DirectoryService(Directory& directory, const CallerAuth& auth);
+  DirectoryService(Directory& directory, const auth::CallerAuth& auth);
 
   grpc::Status CreateTable(grpc::ServerContext* context, const v1::CreateTableRequest* request,
                            v1::TableRef* response) override;
@@ -28,7 +28,7 @@ class DirectoryService final : public v1::Directory::Service {
 
  private:
   Directory& directory_;
-  const CallerAuth& auth_;
+  const auth::CallerAuth& auth_;
 };
 
 // Domain -> proto.

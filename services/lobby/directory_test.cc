@@ -346,7 +346,7 @@ TEST_F(DirectoryTest, MyTablesNamesTheCallersSeats) {
 }
 
 TEST_F(DirectoryTest, TheServiceRefusesCallsWithoutAToken) {
-  FakeCallerAuth auth;
+  auth::FakeCallerAuth auth;
   DirectoryService service(*dir, auth);
   grpc::ServerContext ctx;
   v1::CreateTableRequest req;

@@ -51,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "courtpiece/auth/keys.h"
 #include "courtpiece/auth/token.h"
+#include "courtpiece/auth/token_caller_auth.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/config.h"
 #include "courtpiece/common/grpc_client.h"
@@ -75,7 +76,6 @@
 #include "services/lobby/records_server.h"
 #include "services/lobby/redis_directory.h"
 #include "services/lobby/stats_server.h"
-#include "services/lobby/token_caller_auth.h"
 
 namespace courtpiece::lobby {
 namespace {
@@ -241,7 +241,7 @@ int Run() {
   const Clock& clock = RealClock::Instance();
   const auth::TokenSigner signer(*config->signing_key, clock);
   const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew);
-  const TokenCallerAuth caller_auth(verifier);
+  const auth::TokenCallerAuth caller_auth(verifier);
   GrpcWalletPort wallet(common::CreateGrpcChannel(config->wallet_address, metrics->get()));
 
   // --- accounts -------------------------------------------------------------------------

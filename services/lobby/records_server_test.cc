@@ -1,5 +1,5 @@
 // Unit tests of the LobbyRecords, Stats and LobbyAdmin handlers, called directly (fake store,
-// fake clock, FakeCallerAuth).
+// fake clock, auth::FakeCallerAuth).
 #include "services/lobby/records_server.h"
 
 #include <grpcpp/server_context.h>
@@ -81,7 +81,7 @@ class RecordsServersTest : public ::testing::Test {
 
   FakeClock clock_;
   FakeRecordsStore store_;
-  FakeCallerAuth auth_;
+  auth::FakeCallerAuth auth_;
   common::Metrics metrics_;
   common::Logger log_;
   std::vector<std::string> closed_;

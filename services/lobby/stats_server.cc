@@ -34,14 +34,14 @@ void ResultToProto(const PlayerGameResult& in, v1::GameResult* out) {
   out->set_recorded_at_ms(absl::ToUnixMillis(in.recorded_at));
 }
 
-StatsService::StatsService(Records& records, const CallerAuth& auth, const Clock& clock,
+StatsService::StatsService(Records& records, const auth::CallerAuth& auth, const Clock& clock,
                            StatsServerOptions options, const common::Logger& log)
     : records_(records), auth_(auth), clock_(clock), options_(options), log_(log) {}
 
 grpc::Status StatsService::GetStats(grpc::ServerContext* context,
                                     const v1::GetStatsRequest* request,
                                     v1::StatsResponse* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return records_rpc::Failed(log_, "GetStats", caller.status());
   const std::string& player =
       request->player_id().empty() ? caller->player_id : request->player_id();
@@ -55,7 +55,7 @@ grpc::Status StatsService::GetStats(grpc::ServerContext* context,
 grpc::Status StatsService::RecentResults(grpc::ServerContext* context,
                                          const v1::RecentResultsRequest* request,
                                          v1::RecentResultsResponse* response) {
-  absl::StatusOr<Caller> caller = auth_.Authenticate(*context);
+  absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
   if (!caller.ok()) return records_rpc::Failed(log_, "RecentResults", caller.status());
   const std::string& player =
       request->player_id().empty() ? caller->player_id : request->player_id();

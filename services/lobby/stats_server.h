@@ -1,5 +1,5 @@
 // StatsService (lobby.proto Stats): a player's stats per game type and recent results.
-// Every call is authenticated through CallerAuth; player_id empty means the caller; any
+// Every call is authenticated through auth::CallerAuth; player_id empty means the caller; any
 // signed-in player may read another player's stats and results (they are public).
 // Translation only: proto <-> Records, the deadline, the status.
 // Thread-safety: safe for concurrent RPCs.
@@ -7,10 +7,10 @@
 #define COURTPIECE_SERVICES_LOBBY_STATS_SERVER_H_
 
 #include "absl/time/time.h"
+#include "courtpiece/auth/caller_auth.h"
 #include "courtpiece/common/clock.h"
 #include "courtpiece/common/log.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
-#include "services/lobby/caller_auth.h"
 #include "services/lobby/records.h"
 
 namespace courtpiece::lobby {
@@ -22,7 +22,7 @@ struct StatsServerOptions {
 class StatsService final : public v1::Stats::Service {
  public:
   // Every reference must outlive the service.
-  StatsService(Records& records, const CallerAuth& auth, const Clock& clock,
+  StatsService(Records& records, const auth::CallerAuth& auth, const Clock& clock,
                StatsServerOptions options, const common::Logger& log);
 
   grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
@@ -32,7 +32,7 @@ class StatsService final : public v1::Stats::Service {
 
  private:
   Records& records_;
-  const CallerAuth& auth_;
+  const auth::CallerAuth& auth_;
   const Clock& clock_;
   const StatsServerOptions options_;
   const common::Logger& log_;

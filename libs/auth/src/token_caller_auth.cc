@@ -1,8 +1,8 @@
-#include "services/lobby/token_caller_auth.h"
+#include "courtpiece/auth/token_caller_auth.h"
 
 #include <string_view>
 
-namespace courtpiece::lobby {
+namespace courtpiece::auth {
 
 absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContext& context) const {
   const auto& md = context.client_metadata();
@@ -15,11 +15,11 @@ absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContext& 
 }
 
 absl::StatusOr<Caller> TokenCallerAuth::AuthenticateHeader(std::string_view authorization) const {
-  absl::StatusOr<std::string_view> token = auth::BearerToken(authorization);
+  absl::StatusOr<std::string_view> token = BearerToken(authorization);
   if (!token.ok()) return token.status();
-  absl::StatusOr<auth::Claims> claims = verifier_.Verify(*token);
+  absl::StatusOr<Claims> claims = verifier_.Verify(*token);
   if (!claims.ok()) return claims.status();
-  return Caller{.player_id = claims->player_id, .admin = claims->role == auth::Role::kAdmin};
+  return Caller{.player_id = claims->player_id, .admin = claims->role == Role::kAdmin};
 }
 
-}  // namespace courtpiece::lobby
+}  // namespace courtpiece::auth

@@ -1,13 +1,15 @@
-// Who is calling a lobby RPC. Every lobby service but Accounts.GuestLogin/Refresh asks this
-// first; the real implementation (token_caller_auth.h) verifies the session token in the
-// metadata `authorization: Bearer <token>` with the public keys alone.
+// Who is calling an RPC. The lobby's services (but Accounts.GuestLogin/Refresh) and the
+// moderation service's VoiceNotes and ModerationAdmin ask this first; the real
+// implementation (token_caller_auth.h) verifies the session token in the metadata
+// `authorization: Bearer <token>` with the public keys alone.
 //
 // Contract: Authenticate returns the caller, or UNAUTHENTICATED (no token, a malformed,
 // forged or expired one) with a message saying which. RequireAdmin adds PERMISSION_DENIED
-// for a valid token without the admin role.
+// "not_admin: ..." (moderation.proto's reason word) for a valid token without the admin
+// role.
 // Thread-safety: implementations are thread-safe.
-#ifndef COURTPIECE_SERVICES_LOBBY_CALLER_AUTH_H_
-#define COURTPIECE_SERVICES_LOBBY_CALLER_AUTH_H_
+#ifndef COURTPIECE_AUTH_CALLER_AUTH_H_
+#define COURTPIECE_AUTH_CALLER_AUTH_H_
 
 #include <grpcpp/server_context.h>
 
@@ -16,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace courtpiece::lobby {
+namespace courtpiece::auth {
 
 struct Caller {
   std::string player_id;
@@ -31,7 +33,7 @@ class CallerAuth {
   absl::StatusOr<Caller> RequireAdmin(const grpc::ServerContext& context) const {
     absl::StatusOr<Caller> caller = Authenticate(context);
     if (caller.ok() && !caller->admin) {
-      return absl::PermissionDeniedError("this call needs the admin role");
+      return absl::PermissionDeniedError("not_admin: this call needs the admin role");
     }
     return caller;
   }
@@ -54,6 +56,6 @@ class FakeCallerAuth final : public CallerAuth {
   }
 };
 
-}  // namespace courtpiece::lobby
+}  // namespace courtpiece::auth
 
-#endif  // COURTPIECE_SERVICES_LOBBY_CALLER_AUTH_H_
+#endif  // COURTPIECE_AUTH_CALLER_AUTH_H_

@@ -1,10 +1,10 @@
-#include "services/gateway/redis_owner_lookup.h"
+#include "courtpiece/placement/redis_owner_lookup.h"
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/absl_compat.h"
 #include "courtpiece/placement/registry_reader.h"
 
-namespace courtpiece::gateway {
+namespace courtpiece::placement {
 namespace {
 
 absl::Status AsUnavailable(const absl::Status& status) {
@@ -15,7 +15,7 @@ absl::Status AsUnavailable(const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<std::string> RedisOwnerLookup::Lookup(std::string_view table_id) {
-  absl::StatusOr<placement::Owner> owner = placement::ReadOwner(redis_, keys_, table_id);
+  absl::StatusOr<Owner> owner = ReadOwner(redis_, keys_, table_id);
   if (!owner.ok()) {
     if (owner.status().code() == absl::StatusCode::kNotFound) return owner.status();
     return AsUnavailable(owner.status());
@@ -30,4 +30,4 @@ absl::StatusOr<std::string> RedisOwnerLookup::Lookup(std::string_view table_id) 
   return addr->str;
 }
 
-}  // namespace courtpiece::gateway
+}  // namespace courtpiece::placement
