@@ -362,6 +362,22 @@ grpc::ServerUnaryReactor* TableServiceImpl::CheckVoiceLock(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* TableServiceImpl::AnnounceVoiceNote(
+    grpc::CallbackServerContext* context, const table::v1::AnnounceVoiceNoteRequest* request,
+    table::v1::AnnounceVoiceNoteResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  host_.AnnounceVoiceNote(*request, [context, reactor, response](
+                                        absl::StatusOr<table::v1::AnnounceVoiceNoteResponse> r) {
+    if (r.ok()) {
+      *response = std::move(*r);
+    } else {
+      AddOwnerMetadata(context, r.status());
+    }
+    reactor->Finish(common::ToGrpcStatus(r.status()));
+  });
+  return reactor;
+}
+
 grpc::ServerBidiReactor<PlayRequest, PlayResponse>* TableServiceImpl::Play(
     grpc::CallbackServerContext* context) {
   return new PlayReactor(context, host_, metrics_, limits_);

@@ -64,6 +64,9 @@ class TableServiceImpl final : public table::v1::TableService::CallbackService {
   grpc::ServerUnaryReactor* CheckVoiceLock(grpc::CallbackServerContext* context,
                                            const table::v1::CheckVoiceLockRequest* request,
                                            table::v1::CheckVoiceLockResponse* response) override;
+  grpc::ServerUnaryReactor* AnnounceVoiceNote(
+      grpc::CallbackServerContext* context, const table::v1::AnnounceVoiceNoteRequest* request,
+      table::v1::AnnounceVoiceNoteResponse* response) override;
   grpc::ServerBidiReactor<table::v1::PlayRequest, table::v1::PlayResponse>* Play(
       grpc::CallbackServerContext* context) override;
 

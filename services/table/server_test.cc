@@ -200,7 +200,7 @@ TEST_F(ServerTest, CheckVoiceLockNamesTheLockHolderOnly) {
   pb::CheckVoiceLockResponse out;
   ASSERT_TRUE(stub->CheckVoiceLock(&ctx, req, &out).ok());
   EXPECT_FALSE(out.may_send());
-  EXPECT_EQ(out.reason(), "no_lock");
+  EXPECT_EQ(out.reason(), "alone");
   EXPECT_EQ(out.seat(), 0);
   grpc::ClientContext ctx2;
   req.set_player("zed");
@@ -217,13 +217,140 @@ TEST_F(ServerTest, CheckVoiceLockNamesTheLockHolderOnly) {
   req.set_player("host");
   ASSERT_TRUE(stub->CheckVoiceLock(&ctx3, req, &out).ok());
   EXPECT_TRUE(out.may_send());
+  EXPECT_EQ(out.reason(), "");
+  EXPECT_EQ(out.round(), 0u);
   grpc::ClientContext ctx4;
   req.set_player("a");
   ASSERT_TRUE(stub->CheckVoiceLock(&ctx4, req, &out).ok());
   EXPECT_FALSE(out.may_send());
   EXPECT_EQ(out.reason(), "no_lock");
+  // The host's discard uses the round's allowance.
+  h.rw->Write(Command(2, "voice_discard"));
+  ASSERT_EQ(ResultOf(h, 2)->code(), 0);
+  grpc::ClientContext ctx5;
+  req.set_player("host");
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx5, req, &out).ok());
+  EXPECT_FALSE(out.may_send());
+  EXPECT_EQ(out.reason(), "allowance_used");
   a.ctx->TryCancel();
   h.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AnnounceVoiceNoteAnnouncesToEveryStreamAndReplays) {
+  Stream a = Open("a");
+  a.rw->Write(Command(1, "join"));
+  ASSERT_EQ(ResultOf(a, 1)->code(), 0);
+  Stream h = Open("host");
+  h.rw->Write(Command(1, "voice_start"));
+  ASSERT_EQ(ResultOf(h, 1)->code(), 0);
+  pb::AnnounceVoiceNoteRequest req;
+  req.set_table_id("t1");
+  req.set_player("host");
+  req.set_round(0);
+  req.set_note_id("note-1");
+  req.set_duration_ms(4'200);
+  const int64_t play_at = absl::ToUnixMillis(clock.Now()) + 1'000;  // the clock stands still
+  pb::AnnounceVoiceNoteResponse out;
+  {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, absl::Seconds(10));
+    grpc::Status st = stub->AnnounceVoiceNote(&ctx, req, &out);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(out.play_at_ms(), play_at);
+    EXPECT_FALSE(out.replayed());
+  }
+  // The other stream gets the note.
+  pb::PlayResponse m;
+  bool seen = false;
+  while (!seen && a.rw->Read(&m)) {
+    if (!m.has_event() || m.event().type() != "voice_note") continue;
+    seen = true;
+    EXPECT_EQ(m.event().seat(), 0);
+    EXPECT_EQ(m.event().player(), "host");
+    EXPECT_EQ(m.event().detail(), "note-1");
+    EXPECT_EQ(m.event().value(), play_at);
+  }
+  EXPECT_TRUE(seen);
+  {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, absl::Seconds(10));
+    ASSERT_TRUE(stub->AnnounceVoiceNote(&ctx, req, &out).ok());
+    EXPECT_EQ(out.play_at_ms(), play_at);
+    EXPECT_TRUE(out.replayed());
+  }
+  {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, absl::Seconds(10));
+    req.set_note_id("note-2");
+    grpc::Status st = stub->AnnounceVoiceNote(&ctx, req, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(st.error_message(), "no_lock: you are not recording");
+  }
+  {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, absl::Seconds(10));
+    req.set_round(7);
+    grpc::Status st = stub->AnnounceVoiceNote(&ctx, req, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(st.error_message(), "round_over: the note is of round 7, the table is in round 0");
+  }
+  {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, absl::Seconds(10));
+    req.set_duration_ms(7'001);
+    EXPECT_EQ(stub->AnnounceVoiceNote(&ctx, req, &out).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  a.ctx->TryCancel();
+  h.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AnnounceVoiceNoteOfATableOwnedElsewhereNamesItsOwnersAddress) {
+  ASSERT_TRUE(store.Heartbeat({"inst-b", "10.0.0.2:7002"}, 60'000).ok());
+  ASSERT_TRUE(store.Create("t9", "inst-b", "").ok());
+  pb::AnnounceVoiceNoteRequest req;
+  req.set_table_id("t9");
+  req.set_player("a");
+  req.set_note_id("n1");
+  req.set_duration_ms(1'000);
+  grpc::ClientContext ctx;
+  common::SetTimeout(ctx, absl::Seconds(10));
+  pb::AnnounceVoiceNoteResponse out;
+  grpc::Status st = stub->AnnounceVoiceNote(&ctx, req, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  auto it = ctx.GetServerTrailingMetadata().find(kOwnerAddrMetadata);
+  ASSERT_NE(it, ctx.GetServerTrailingMetadata().end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), "10.0.0.2:7002");
+  grpc::ClientContext ctx2;
+  common::SetTimeout(ctx2, absl::Seconds(10));
+  req.set_table_id("nope");
+  EXPECT_EQ(stub->AnnounceVoiceNote(&ctx2, req, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServerTest, AStreamsVoiceSentIsRefused) {
+  Stream a = Open("a");
+  a.rw->Write(Command(1, "join"));
+  ASSERT_EQ(ResultOf(a, 1)->code(), 0);
+  a.rw->Write(Command(2, "voice_start"));
+  ASSERT_EQ(ResultOf(a, 2)->code(), 0);
+  pb::PlayRequest sent = Command(3, "voice_sent");
+  sent.mutable_command()->set_note_id("n1");
+  sent.mutable_command()->set_duration_ms(3'000);
+  a.rw->Write(sent);
+  std::optional<pb::CommandResult> r = ResultOf(a, 3);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(r->message(),
+            "voice_sent: a note is announced by the moderation service after its upload (POST "
+            "/v1/voice or CourtPiece.UploadNote)");
+  grpc::ClientContext ctx;
+  pb::CheckVoiceLockRequest req;
+  req.set_table_id("t1");
+  req.set_player("a");
+  pb::CheckVoiceLockResponse out;
+  ASSERT_TRUE(stub->CheckVoiceLock(&ctx, req, &out).ok());
+  EXPECT_TRUE(out.may_send());  // the lock stays
+  a.ctx->TryCancel();
 }
 
 TEST_F(ServerTest, ListTablesNamesThisInstancesTables) {

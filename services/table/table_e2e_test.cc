@@ -710,6 +710,115 @@ TEST_F(TableE2eTest, BadInputGetsExactCodesAndHarmsNoOtherTable) {
   ExpectHouseAndAudit();
 }
 
+// --- g. a voice note: the lock over Play, the announce over gRPC, a report to moderation -----
+
+TEST_F(TableE2eTest, VoiceNoteAnnouncedOverGrpcIsHeardAndReportedToModeration) {
+  const Instance& a = StartTable();
+  std::unique_ptr<pb::TableService::Stub> stub = TableStub(a.addr);
+  // Two people and no game (nothing changes the voice round under the test).
+  pb::CreateTableRequest create;
+  create.set_table_id("voice");
+  create.set_host_player("voice-a");
+  create.set_bet_coins(kBet);
+  create.set_turn_time_ms(30'000);
+  create.set_game_options(R"({"game":"classic","target":1})");
+  create.set_code("424242");
+  {
+    pb::CreateTableResponse response;
+    grpc::ClientContext context;
+    SetDeadline(context, kRpc);
+    grpc::Status s = stub->CreateTable(&context, create, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  OpenAccount("voice-a");
+  OpenAccount("voice-b");
+  PlayClient author(a.addr, "voice-a");
+  ASSERT_TRUE(author.Open("voice", 0, kRpc).ok());
+  PlayClient listener(a.addr, "voice-b");
+  ASSERT_TRUE(listener.Open("voice", 0, kRpc).ok());
+  absl::StatusOr<pb::CommandResult> r = listener.Send(MakeCommand("join"), kRpc);
+  ASSERT_TRUE(r.ok() && r->code() == 0) << (r.ok() ? r->message() : r.status().ToString());
+
+  // The lock over Play; the client's own voice_sent is refused and changes nothing.
+  r = author.Send(MakeCommand("voice_start"), kRpc);
+  ASSERT_TRUE(r.ok() && r->code() == 0) << (r.ok() ? r->message() : r.status().ToString());
+  pb::TableCommand sent = MakeCommand("voice_sent");
+  sent.set_note_id("note-e2e");
+  sent.set_duration_ms(2'000);
+  r = author.Send(sent, kRpc);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT)) << r->message();
+
+  // Moderation's side: CheckVoiceLock, then AnnounceVoiceNote with the probed duration.
+  pb::CheckVoiceLockRequest check;
+  check.set_table_id("voice");
+  check.set_player("voice-a");
+  pb::CheckVoiceLockResponse lock;
+  {
+    grpc::ClientContext context;
+    SetDeadline(context, kRpc);
+    ASSERT_TRUE(stub->CheckVoiceLock(&context, check, &lock).ok());
+  }
+  ASSERT_TRUE(lock.may_send()) << lock.reason();
+  pb::AnnounceVoiceNoteRequest announce;
+  announce.set_table_id("voice");
+  announce.set_player("voice-a");
+  announce.set_round(lock.round());
+  announce.set_note_id("note-e2e");
+  announce.set_duration_ms(2'000);
+  pb::AnnounceVoiceNoteResponse announced;
+  const int64_t before_ms = absl::ToUnixMillis(absl::Now());
+  {
+    grpc::ClientContext context;
+    SetDeadline(context, kRpc);
+    grpc::Status s = stub->AnnounceVoiceNote(&context, announce, &announced);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  EXPECT_FALSE(announced.replayed());
+  EXPECT_GE(announced.play_at_ms(), before_ms + 1'000);
+  EXPECT_LE(announced.play_at_ms(), absl::ToUnixMillis(absl::Now()) + 1'000);
+
+  // The listener's stream gets the note, with the same play time.
+  std::optional<size_t> at = listener.WaitForEvent("voice_note", kRpc);
+  ASSERT_TRUE(at.has_value());
+  const pb::TableEvent note = listener.messages()[*at].event();
+  EXPECT_EQ(note.detail(), "note-e2e");
+  EXPECT_EQ(note.player(), "voice-a");
+  EXPECT_EQ(note.seat(), 0);
+  EXPECT_EQ(note.value(), announced.play_at_ms());
+  {  // a retry is a replay
+    pb::AnnounceVoiceNoteResponse again;
+    grpc::ClientContext context;
+    SetDeadline(context, kRpc);
+    ASSERT_TRUE(stub->AnnounceVoiceNote(&context, announce, &again).ok());
+    EXPECT_TRUE(again.replayed());
+    EXPECT_EQ(again.play_at_ms(), announced.play_at_ms());
+  }
+
+  // Once it plays, the listener reports it; the report reaches moderation's ReportIntake.
+  absl::SleepFor(absl::Milliseconds(announced.play_at_ms() - absl::ToUnixMillis(absl::Now()) + 50));
+  pb::TableCommand report = MakeCommand("report");
+  report.set_note_id("note-e2e");
+  r = listener.Send(report, kRpc);
+  ASSERT_TRUE(r.ok() && r->code() == 0) << (r.ok() ? r->message() : r.status().ToString());
+  const std::string key = "voice:report:note-e2e:voice-b";
+  for (int i = 0; i < 100 && receivers_->received(key) == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  std::map<std::string, moderation::v1::FileReportRequest> reports = receivers_->reports();
+  ASSERT_EQ(reports.count(key), 1u);
+  const moderation::v1::FileReportRequest& filed = reports.at(key);
+  EXPECT_EQ(filed.key(), key);
+  EXPECT_EQ(filed.table_id(), "voice");
+  EXPECT_EQ(filed.note_id(), "note-e2e");
+  EXPECT_EQ(filed.author(), "voice-a");
+  EXPECT_EQ(filed.reporter(), "voice-b");
+  EXPECT_EQ(filed.round(), 0u);
+  EXPECT_EQ(receivers_->received(key), 1);
+  EXPECT_EQ(reports.size(), 1u);
+  ExpectHouseAndAudit();  // no game: no coins moved
+}
+
 // --- b. kill -9 of the owner: mid-round, mid-stake, mid-payout ---------------------------
 
 TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {

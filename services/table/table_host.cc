@@ -23,6 +23,9 @@ namespace courtpiece::table_service {
 namespace {
 
 constexpr char kOwnerAddrPayload[] = "courtpiece-owner-addr";
+constexpr char kVoiceSentRefused[] =
+    "voice_sent: a note is announced by the moderation service after its upload (POST "
+    "/v1/voice or CourtPiece.UploadNote)";
 
 bool Retryable(absl::StatusCode code) {
   return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded ||
@@ -714,6 +717,10 @@ struct TableHost::Impl {
       if (metrics != nullptr) metrics->Command(command.type(), s.code());
       if (!stream.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
     };
+    if (command.type() == "voice_sent") {  // only moderation announces a note (AnnounceVoiceNote)
+      reply_now(absl::InvalidArgumentError(kVoiceSentRefused));
+      return;
+    }
     if (h->save_failures > 0) {
       reply_now(absl::UnavailableError("the table is waiting for its storage: retry"));
       return;
@@ -839,6 +846,79 @@ struct TableHost::Impl {
       done(JoinedOf(*saved, seat));
     });
     Touch(w, *h);
+  }
+
+  // --- AnnounceVoiceNote (moderation, after storing a note) ------------------------------
+
+  void OnAnnounce(Worker& w, const pb::AnnounceVoiceNoteRequest& r, const AnnounceDone& done) {
+    Hosted* h = Find(w, r.table_id());
+    if (h == nullptr) {
+      done(NotHere(r.table_id()));
+      return;
+    }
+    if (h->save_failures > 0) {
+      done(absl::UnavailableError("the table is waiting for its storage: retry"));
+      return;
+    }
+    const int64_t now = NowMs();
+    h->table->Advance(now);  // a lock or a round that ended by now has ended
+    Touch(w, *h);
+    // Answers once what it answers about is saved (persist, then answer).
+    auto answer_after_save = [h, done](int64_t play_at_ms, bool replayed) {
+      h->waiters.push_back(
+          [done, play_at_ms, replayed](const Hosted* saved, const absl::Status& why) {
+            if (saved == nullptr) {
+              done(why);
+              return;
+            }
+            pb::AnnounceVoiceNoteResponse out;
+            out.set_play_at_ms(play_at_ms);
+            out.set_replayed(replayed);
+            done(out);
+          });
+    };
+    if (const table::VoiceNote* n = h->table->FindNote(r.note_id())) {
+      if (n->author != r.player()) {
+        if (metrics != nullptr) {
+          metrics->Command("announce_voice_note", absl::StatusCode::kAlreadyExists);
+        }
+        done(absl::AlreadyExistsError(
+            absl::StrCat("note ", r.note_id(), " was announced for another player")));
+        return;
+      }
+      if (metrics != nullptr) metrics->Command("announce_voice_note", absl::StatusCode::kOk);
+      answer_after_save(n->play_at_ms, /*replayed=*/true);
+      return;
+    }
+    const uint64_t round = h->table->voice_round();
+    if (r.round() != round) {
+      if (metrics != nullptr) {
+        metrics->Command("announce_voice_note", absl::StatusCode::kFailedPrecondition);
+      }
+      done(absl::FailedPreconditionError(absl::StrCat(
+          "round_over: the note is of round ", r.round(), ", the table is in round ", round)));
+      return;
+    }
+    // The player's own voice_sent, through the stream commands' path.
+    absl::Status s = h->table->Handle({.type = table::CommandType::kVoiceSent,
+                                       .player = r.player(),
+                                       .note_id = r.note_id(),
+                                       .duration_ms = r.duration_ms()},
+                                      now);
+    if (s.code() == absl::StatusCode::kFailedPrecondition ||
+        s.code() == absl::StatusCode::kPermissionDenied) {
+      // "you are not recording", "... is not seated", "reconnect first", "the table is closed"
+      s = absl::FailedPreconditionError(absl::StrCat("no_lock: ", s.message()));
+    }
+    if (metrics != nullptr) metrics->Command("announce_voice_note", s.code());
+    Touch(w, *h);
+    if (!s.ok()) {
+      done(s);
+      return;
+    }
+    const table::VoiceNote* announced = h->table->FindNote(r.note_id());
+    COURTPIECE_CHECK(announced != nullptr, "an accepted voice_sent keeps the note it announced");
+    answer_after_save(announced->play_at_ms, /*replayed=*/false);
   }
 
   // --- tables in and out --------------------------------------------------------------------
@@ -1277,19 +1357,50 @@ void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view playe
           done(impl_->NotHere(id));
           return;
         }
+        const table::Table& t = *h->table;
         table::v1::CheckVoiceLockResponse out;
-        const int seat = SeatOfPlayer(*h->table, p);
+        const int seat = SeatOfPlayer(t, p);
+        const bool recording = seat >= 0 && t.recording_seat() == seat;
         out.set_seat(seat);
-        out.set_round(h->table->round_no());
+        out.set_round(t.voice_round());
         if (seat < 0) {
           out.set_reason("not_seated");
-        } else if (h->table->recording_seat() != seat) {
+        } else if (t.PeopleSeated() < 2) {
+          out.set_reason("alone");
+        } else if (t.seat(seat).voice_used && !recording) {
+          out.set_reason("allowance_used");
+        } else if (!recording) {
           out.set_reason("no_lock");
         } else {
           out.set_may_send(true);
         }
         done(out);
       })) {
+    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+  }
+}
+
+void TableHost::AnnounceVoiceNote(const table::v1::AnnounceVoiceNoteRequest& request,
+                                  AnnounceDone done) {
+  if (!ValidId(request.table_id()) || !ValidId(request.player())) {
+    done(absl::InvalidArgumentError("table_id and player: 1..64 chars of [A-Za-z0-9_-]"));
+    return;
+  }
+  if (!ValidId(request.note_id())) {
+    done(absl::InvalidArgumentError("note_id: 1..64 chars of [A-Za-z0-9_-]"));
+    return;
+  }
+  if (request.duration_ms() < 1 || request.duration_ms() > table::kVoiceMaxMs) {
+    done(absl::InvalidArgumentError(
+        absl::StrCat("duration_ms: 1..", table::kVoiceMaxMs, ", got ", request.duration_ms())));
+    return;
+  }
+  if (impl_->shutting_down.load()) {
+    done(absl::UnavailableError("this instance is shutting down"));
+    return;
+  }
+  Impl::Worker& w = impl_->WorkerOf(request.table_id());
+  if (!impl_->Post(w, [this, &w, request, done] { impl_->OnAnnounce(w, request, done); })) {
     done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
   }
 }

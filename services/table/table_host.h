@@ -122,6 +122,15 @@ class TableHost {
   void JoinTable(std::string_view table_id, std::string_view player, JoinDone done);
   using VoiceDone = std::function<void(absl::StatusOr<table::v1::CheckVoiceLockResponse>)>;
   void CheckVoiceLock(std::string_view table_id, std::string_view player, VoiceDone done);
+  // Called by moderation once it has stored `player`'s probed note: feeds the machine the
+  // player's voice_sent, as a stream command is fed (saved, then fanned out, then
+  // answered). Replayed: the note_id was announced already and is still kept. Errors:
+  // InvalidArgument malformed; NotFound unknown table; AlreadyExists the note_id was
+  // announced for another player; FailedPrecondition "round_over: ..." (round is not the
+  // table's voice round), "no_lock: ..." (the player does not hold the lock), or owned
+  // elsewhere (owner payload as Play's open); Unavailable the store is down.
+  using AnnounceDone = std::function<void(absl::StatusOr<table::v1::AnnounceVoiceNoteResponse>)>;
+  void AnnounceVoiceNote(const table::v1::AnnounceVoiceNoteRequest& request, AnnounceDone done);
 
   // A Play stream opened by `player`. The host answers through `sink`: Opened and the
   // catch-up, then events and command results; or Finish with NOT_FOUND /

@@ -345,6 +345,282 @@ TEST_F(HostTest, CommandsGetExactErrorsAndChangeNothing) {
   EXPECT_EQ(info->table().seats(1).kind(), "empty");
 }
 
+// Voice notes through the host: moderation's CheckVoiceLock and AnnounceVoiceNote, the
+// refused stream voice_sent, and reports of an announced note at the window's exact edges.
+// "host" (seat 0), "a" (seat 2) and "b" (seat 1) are seated; no game (voice round 0).
+class Voice : public HostTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+    host = OpenOn(*a->host, "host");
+    ann = OpenOn(*a->host, "a");
+    ben = OpenOn(*a->host, "b");
+    ASSERT_EQ(Do(*a->host, ann, Cmd(1, "join")), 0);
+    ASSERT_EQ(Do(*a->host, ben, Cmd(1, "join")), 0);
+    for (Client* c : {&host, &ann, &ben}) c->sink->Take();
+  }
+  static pb::AnnounceVoiceNoteRequest Req(std::string player, std::string note_id,
+                                          int64_t duration_ms = 3'000, uint64_t round = 0,
+                                          std::string table = "t1") {
+    pb::AnnounceVoiceNoteRequest r;
+    r.set_table_id(std::move(table));
+    r.set_player(std::move(player));
+    r.set_round(round);
+    r.set_note_id(std::move(note_id));
+    r.set_duration_ms(duration_ms);
+    return r;
+  }
+  // nullopt: no answer after one Poll.
+  std::optional<absl::StatusOr<pb::AnnounceVoiceNoteResponse>> AnnounceOn(
+      TableHost& h, const pb::AnnounceVoiceNoteRequest& r) {
+    auto out = std::make_shared<std::optional<absl::StatusOr<pb::AnnounceVoiceNoteResponse>>>();
+    h.AnnounceVoiceNote(
+        r, [out](absl::StatusOr<pb::AnnounceVoiceNoteResponse> v) { *out = std::move(v); });
+    h.Poll();
+    return *out;
+  }
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> Announce(const pb::AnnounceVoiceNoteRequest& r) {
+    auto out = AnnounceOn(*a->host, r);
+    if (!out.has_value()) return absl::InternalError("no answer");
+    return *out;
+  }
+  absl::StatusOr<pb::CheckVoiceLockResponse> Check(std::string player, std::string table = "t1") {
+    std::optional<absl::StatusOr<pb::CheckVoiceLockResponse>> out;
+    a->host->CheckVoiceLock(table, player, [&out](absl::StatusOr<pb::CheckVoiceLockResponse> v) {
+      out = std::move(v);
+    });
+    a->host->Poll();
+    if (!out.has_value()) return absl::InternalError("no answer");
+    return *out;
+  }
+  std::string Reason(std::string player) {
+    absl::StatusOr<pb::CheckVoiceLockResponse> r = Check(player);
+    if (!r.ok()) return std::string(r.status().ToString());
+    return r->may_send() ? "may_send" : r->reason();
+  }
+  // The result of a command: code and message.
+  std::pair<int, std::string> Result(Client& c, pb::TableCommand cmd) {
+    const uint64_t id = cmd.command_id();
+    a->host->Command(c.id, cmd);
+    a->host->Poll();
+    for (const auto& r : ResultsIn(c.sink->All())) {
+      if (r.command_id() == id) return {r.code(), r.message()};
+    }
+    return {-1, ""};
+  }
+  static pb::TableCommand Report(uint64_t id, std::string note_id) {
+    pb::TableCommand c = Cmd(id, "report");
+    c.set_note_id(std::move(note_id));
+    return c;
+  }
+  int64_t NowMs() const { return absl::ToUnixMillis(clock.Now()); }
+  static std::vector<pb::TableEvent> Notes(const std::vector<pb::PlayResponse>& ms) {
+    std::vector<pb::TableEvent> out;
+    for (const pb::TableEvent& e : EventsIn(ms)) {
+      if (e.type() == "voice_note") out.push_back(e);
+    }
+    return out;
+  }
+  Client host, ann, ben;
+};
+
+TEST_F(Voice, AnnounceFeedsTheMachineAndEverySeatGetsTheNoteAfterTheSave) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  absl::StatusOr<pb::CheckVoiceLockResponse> lock = Check("a");
+  ASSERT_TRUE(lock.ok());
+  EXPECT_TRUE(lock->may_send());
+  EXPECT_EQ(lock->round(), 0u);
+  EXPECT_EQ(lock->seat(), 2);
+  for (Client* c : {&host, &ann, &ben}) c->sink->Take();
+  const int64_t now = NowMs();
+  store.FailNext(1);  // the first save fails: no answer and no event before it is saved
+  std::optional<absl::StatusOr<pb::AnnounceVoiceNoteResponse>> first, second;
+  a->host->AnnounceVoiceNote(
+      Req("a", "n1", 3'000),
+      [&first](absl::StatusOr<pb::AnnounceVoiceNoteResponse> v) { first = std::move(v); });
+  a->host->Poll();
+  EXPECT_FALSE(first.has_value());
+  EXPECT_TRUE(Notes(ann.sink->All()).empty());
+  // Meanwhile the table waits for its storage: a retry is told so.
+  a->host->AnnounceVoiceNote(
+      Req("a", "n1", 3'000),
+      [&second](absl::StatusOr<pb::AnnounceVoiceNoteResponse> v) { second = std::move(v); });
+  a->host->Poll();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->status().code(), absl::StatusCode::kUnavailable);
+  Run(*a->host, 1'000, 100);  // the save is retried and succeeds: the first call answers
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(first->ok()) << first->status();
+  EXPECT_EQ((*first)->play_at_ms(), now + 1'000);
+  EXPECT_FALSE((*first)->replayed());
+  // Every seat gets the note: plays 1 s after the announce.
+  for (Client* c : {&host, &ann, &ben}) {
+    std::vector<pb::TableEvent> notes = Notes(c->sink->Take());
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].seat(), 2);
+    EXPECT_EQ(notes[0].player(), "a");
+    EXPECT_EQ(notes[0].detail(), "n1");
+    EXPECT_EQ(notes[0].value(), now + 1'000);
+  }
+  // The lock is released and the allowance used.
+  EXPECT_EQ(Reason("a"), "allowance_used");
+  EXPECT_EQ(Reason("host"), "no_lock");
+}
+
+TEST_F(Voice, AnnounceAnswersPlayAtAndReplaysByNoteId) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  const int64_t now = NowMs();
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1", 3'000));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->play_at_ms(), now + 1'000);
+  EXPECT_FALSE(r->replayed());
+  // A retry (a lost reply), later, even with another duration: the same note, once.
+  clock.Advance(absl::Milliseconds(2'500));
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> again = Announce(Req("a", "n1", 5'000));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->play_at_ms(), now + 1'000);
+  EXPECT_TRUE(again->replayed());
+  EXPECT_EQ(Notes(ben.sink->All()).size(), 1u);
+  // The same note id for another player is not a replay.
+  EXPECT_EQ(Announce(Req("b", "n1")).status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(Voice, AnnounceRefusesAnotherRoundAndChangesNothing) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1", 3'000, /*round=*/1));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(), "round_over: the note is of round 1, the table is in round 0");
+  EXPECT_EQ(Reason("a"), "may_send");  // the lock stays
+  EXPECT_TRUE(Notes(ben.sink->All()).empty());
+}
+
+TEST_F(Voice, AnnounceWithoutTheLockIsNoLock) {
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(), "no_lock: you are not recording");
+  // Another seat holds it.
+  ASSERT_EQ(Do(*a->host, ben, Cmd(2, "voice_start")), 0);
+  EXPECT_EQ(Announce(Req("a", "n1")).status().message(), "no_lock: you are not recording");
+  // After a discard.
+  ASSERT_EQ(Do(*a->host, ben, Cmd(3, "voice_discard")), 0);
+  EXPECT_EQ(Announce(Req("b", "n2")).status().message(), "no_lock: you are not recording");
+  // After the lock timed out (7 s + 3 s of upload grace).
+  ASSERT_EQ(Do(*a->host, ann, Cmd(4, "voice_start")), 0);
+  Run(*a->host, 10'000);
+  EXPECT_EQ(Announce(Req("a", "n3")).status().message(), "no_lock: you are not recording");
+  // Not seated.
+  r = Announce(Req("zed", "n4"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(), "no_lock: zed is not seated");
+  EXPECT_TRUE(Notes(ben.sink->All()).empty());
+}
+
+TEST_F(Voice, AnnounceChecksItsInputTheTableAndItsOwner) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  const auto bad = absl::StatusCode::kInvalidArgument;
+  EXPECT_EQ(Announce(Req("a", "")).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n 1")).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", std::string(65, 'n'))).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n1", 0)).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n1", 7'001)).status().code(), bad);
+  EXPECT_EQ(Announce(Req("", "n1")).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n1", 3'000, 0, "t/1")).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n1", 3'000, 0, "nope")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(Reason("a"), "may_send");  // nothing changed
+  // The edges are accepted.
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> longest =
+      Announce(Req("a", std::string(64, 'n'), 7'000));
+  EXPECT_TRUE(longest.ok()) << longest.status();
+  // Owned elsewhere: the same redirect as the other calls.
+  auto b = std::make_unique<Instance>("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b->host->Start().ok());
+  auto elsewhere = AnnounceOn(*b->host, Req("a", "n2"));
+  ASSERT_TRUE(elsewhere.has_value());
+  EXPECT_EQ(elsewhere->status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::optional<absl::Cord> addr = elsewhere->status().GetPayload("courtpiece-owner-addr");
+  ASSERT_TRUE(addr.has_value());
+  EXPECT_EQ(std::string(*addr), "inst-a:7002");
+}
+
+TEST_F(Voice, CheckVoiceLockGivesTheFirstReasonThatHolds) {
+  EXPECT_EQ(Reason("zed"), "not_seated");
+  EXPECT_EQ(Reason("a"), "no_lock");
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  EXPECT_EQ(Reason("a"), "may_send");
+  EXPECT_EQ(Reason("b"), "no_lock");
+  ASSERT_EQ(Do(*a->host, ann, Cmd(3, "voice_discard")), 0);
+  EXPECT_EQ(Reason("a"), "allowance_used");  // a discard uses it
+  EXPECT_EQ(Reason("b"), "no_lock");
+  // Fewer than two people: alone, whatever else holds (bots do not count).
+  ASSERT_EQ(Do(*a->host, ben, Cmd(4, "leave")), 0);
+  ASSERT_EQ(Do(*a->host, host, Cmd(5, "leave")), 0);
+  EXPECT_EQ(Reason("a"), "alone");
+  EXPECT_EQ(Reason("b"), "not_seated");
+  absl::StatusOr<pb::CheckVoiceLockResponse> r = Check("a");
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->may_send());
+  EXPECT_EQ(r->seat(), 2);
+  EXPECT_EQ(Check("a", "nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Check("a b").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(Voice, AStreamVoiceSentIsRefusedAndChangesNothing) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  pb::TableCommand sent = Cmd(3, "voice_sent");
+  sent.set_note_id("n1");
+  sent.set_duration_ms(3'000);
+  EXPECT_EQ(Result(ann, sent),
+            std::make_pair(3, std::string("voice_sent: a note is announced by the moderation "
+                                          "service after its upload (POST /v1/voice or "
+                                          "CourtPiece.UploadNote)")));
+  EXPECT_EQ(Reason("a"), "may_send");  // the lock stays
+  EXPECT_TRUE(Notes(ben.sink->All()).empty());
+  EXPECT_TRUE(Announce(Req("a", "n1")).ok());  // and moderation can still announce it
+}
+
+// RULES.md §5.4 through the host: from when the note plays until 5 s after it ends.
+TEST_F(Voice, AReportIsTakenFromPlayAtUntilFiveSecondsAfterTheEndAndFiled) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1", 3'000));
+  ASSERT_TRUE(r.ok()) << r.status();
+  const int64_t play_at = r->play_at_ms();
+  auto at = [&](int64_t ms) { clock.Advance(absl::Milliseconds(ms - NowMs())); };
+  at(play_at - 1);
+  EXPECT_EQ(Result(ben, Report(10, "n1")),
+            std::make_pair(9, std::string("the note has not played yet")));
+  at(play_at);
+  EXPECT_EQ(Result(host, Report(11, "n1")), std::make_pair(0, std::string()));
+  EXPECT_EQ(Result(ann, Report(12, "n1")),
+            std::make_pair(7, std::string("nobody reports their own note")));
+  at(play_at + 3'000 + 5'000);
+  EXPECT_EQ(Result(ben, Report(13, "n1")), std::make_pair(0, std::string()));
+  at(play_at + 3'000 + 5'000 + 1);
+  // (the window is checked before "already reported")
+  EXPECT_EQ(Result(host, Report(14, "n1")),
+            std::make_pair(9, std::string("the report window closed")));
+  EXPECT_EQ(Result(host, Report(15, "n9")), std::make_pair(5, std::string("no such voice note")));
+  // The reporter sees "reported"; the reports reach moderation as effects.
+  std::vector<pb::TableEvent> seen;
+  for (const pb::TableEvent& e : EventsIn(host.sink->All())) {
+    if (e.type() == "reported") seen.push_back(e);
+  }
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].seat(), 2);
+  EXPECT_EQ(seen[0].detail(), "n1");
+  std::map<std::string, moderation::v1::FileReportRequest> filed = records.reports();
+  ASSERT_EQ(filed.size(), 2u);
+  const moderation::v1::FileReportRequest& f = filed.at("t1:report:n1:host");
+  EXPECT_EQ(f.key(), "t1:report:n1:host");
+  EXPECT_EQ(f.table_id(), "t1");
+  EXPECT_EQ(f.note_id(), "n1");
+  EXPECT_EQ(f.author(), "a");
+  EXPECT_EQ(f.reporter(), "host");
+  EXPECT_EQ(f.round(), 0u);
+  EXPECT_EQ(filed.at("t1:report:n1:b").reporter(), "b");
+  EXPECT_EQ(records.received("t1:report:n1:host"), 1);
+}
+
 // Four people, start now, nobody moves: the turn timer plays for them (bots after five
 // timeouts); the one-round game ends, the pot is paid out once, the records are sent.
 class FullGame : public HostTest {

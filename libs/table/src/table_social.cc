@@ -165,6 +165,12 @@ void Table::ReleaseVoiceLock(int64_t now, std::string_view why) {
   EmitAll({.type = "voice_idle", .seat = s, .detail = std::string(why)});
 }
 
+const VoiceNote* Table::FindNote(std::string_view note_id) const {
+  auto it = std::find_if(notes_.begin(), notes_.end(),
+                         [&](const VoiceNote& n) { return n.note_id == note_id; });
+  return it == notes_.end() ? nullptr : &*it;
+}
+
 absl::Status Table::Report(int s, const Command& c, int64_t now) {
   const std::string& p = seats_[s].player;
   auto it = std::find_if(notes_.begin(), notes_.end(),

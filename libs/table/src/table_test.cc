@@ -524,6 +524,52 @@ TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingAndNotYourOwn) {
   EXPECT_EQ(h.Do(late).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// What the service's host reads: the people seated, the voice round, an announced note.
+TEST_F(Scenario, FindNoteVoiceRoundAndPeopleSeatedForTheHost) {
+  EXPECT_EQ(h.table().PeopleSeated(), 1);
+  EXPECT_EQ(h.table().voice_round(), 0u);
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  EXPECT_EQ(h.table().PeopleSeated(), 3);
+  EXPECT_EQ(h.table().FindNote("n1"), nullptr);
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  EXPECT_EQ(h.table().FindNote("n1"), nullptr);  // recording is not announced
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 3'000})
+          .ok());
+  const int64_t sent = h.now();
+  const VoiceNote* n1 = h.table().FindNote("n1");
+  ASSERT_NE(n1, nullptr);
+  EXPECT_EQ(n1->author, "a");
+  EXPECT_EQ(n1->author_seat, 2);
+  EXPECT_EQ(n1->play_at_ms, sent + 1'000);
+  EXPECT_EQ(n1->report_until_ms, sent + 1'000 + 3'000 + 5'000);
+  EXPECT_EQ(h.table().FindNote("n2"), nullptr);
+  // Kept past its window until a later note prunes it.
+  h.AdvanceTo(sent + 1'000 + 3'000 + 5'000 + 1);
+  ASSERT_NE(h.table().FindNote("n1"), nullptr);
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "b").ok());
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "b", .note_id = "n2", .duration_ms = 1'000})
+          .ok());
+  EXPECT_EQ(h.table().FindNote("n1"), nullptr);
+  ASSERT_NE(h.table().FindNote("n2"), nullptr);
+  EXPECT_EQ(h.table().FindNote("n2")->author, "b");
+}
+
+TEST_F(Scenario, TheVoiceRoundIsTheRoundCountedIn) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  EXPECT_EQ(h.table().round_no(), 1u);
+  EXPECT_EQ(h.table().voice_round(), 1u);
+  h.PlayPeople();  // round 1 ends; the count-in of round 2 runs
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  EXPECT_EQ(h.table().round_no(), 1u);
+  EXPECT_EQ(h.table().voice_round(), 2u);
+  h.SnapshotRestore();
+  EXPECT_EQ(h.table().voice_round(), 2u);
+}
+
 TEST_F(Scenario, SnapshotRestoreMidRoundContinuesIdentically) {
   engines.script = {{0, "court", 2}, {1, "normal", 1}};
   engines.target = 100;

@@ -262,6 +262,14 @@ class Table {
   const GameEngine* engine() const { return engine_.get(); }
   const Vote& vote() const { return vote_; }
   int recording_seat() const { return recording_seat_; }
+  // The round whose voice allowance SeatState::voice_used is, and so the round a note
+  // recorded now belongs to: round_no() + 1 from a count-in on, else round_no() (§5.1).
+  uint64_t voice_round() const { return voice_round_; }
+  // People (not bots) seated, away or not: voice notes need two (§5.1).
+  int PeopleSeated() const;
+  // An announced note still kept for reports (kept at least until its report window
+  // closes; pruned when a later note is announced after that), or nullptr.
+  const VoiceNote* FindNote(std::string_view note_id) const;
   const TableOptions& options() const { return options_; }
 
  private:
@@ -322,7 +330,6 @@ class Table {
 
   // Helpers.
   int SeatOf(std::string_view player) const;
-  int PeopleSeated() const;
   bool AllSeatsReady() const;
   bool AnyoneAway() const;  // a seated person is disconnected or has left
   bool InRound() const {
