@@ -24,6 +24,13 @@ namespace courtpiece::moderation {
 namespace {
 
 constexpr int kIoBufferBytes = 4096;
+// FFmpeg's process-wide cap on one allocation (av_max_alloc; its default is INT_MAX). A
+// demuxer sizes some tables from a count in the header before reading the entries: a 3 KB
+// fragmented MP4 whose `trun` declares millions of samples made mov allocate 560 MB
+// (services/moderation/fuzz/repro/mp4_trun_huge_sample_count). A real note needs well under
+// a megabyte in any one block (the input itself is at most `bytes_max`, 1 MiB by default;
+// keep `bytes_max` below this cap).
+constexpr size_t kAllocBytesMax = 4 << 20;
 // Timestamps and durations beyond these (in the stream's time base) are refused before any
 // arithmetic on them: 2^50 ticks of 1/48000 s is centuries, and no sum below overflows.
 constexpr int64_t kTimestampAbsMax = int64_t{1} << 50;
@@ -236,8 +243,11 @@ class Demux {
 }  // namespace
 
 FfmpegAudioProbe::FfmpegAudioProbe(FfmpegAudioProbeOptions options) : options_(options) {
-  static std::once_flag quiet;
-  std::call_once(quiet, [] { av_log_set_level(AV_LOG_QUIET); });
+  static std::once_flag process_wide;
+  std::call_once(process_wide, [] {
+    av_log_set_level(AV_LOG_QUIET);
+    av_max_alloc(kAllocBytesMax);
+  });
 }
 
 absl::StatusOr<ProbedAudio> FfmpegAudioProbe::Probe(std::string_view audio) const {
@@ -273,7 +283,7 @@ absl::StatusOr<ProbedAudio> FfmpegAudioProbe::Probe(std::string_view audio) cons
   if (const int error = avformat_open_input(&demux.format, nullptr, nullptr, &demux.options);
       error < 0) {
     if (input.read_limit_hit) return Refuse("read limit reached in the header");
-    return Refuse(absl::StrCat("not a webm, ogg or mp4 file (", AvError(error), ")"));
+    return Refuse(absl::StrCat("not a readable webm, ogg or mp4 file (", AvError(error), ")"));
   }
 
   const Accepted* accepted = nullptr;
@@ -333,6 +343,8 @@ absl::StatusOr<ProbedAudio> FfmpegAudioProbe::Probe(std::string_view audio) cons
   if (packets == 0) return Refuse("no audio packets");
   const int64_t duration_ms =
       av_rescale_q_rnd(end - first, time_base, AVRational{1, 1000}, AV_ROUND_NEAR_INF);
+  // av_rescale answers INT64_MIN when the result does not fit (a huge time base numerator).
+  if (duration_ms == std::numeric_limits<int64_t>::min()) return Refuse("timestamp out of range");
   if (duration_ms < 1) return Refuse("no audio duration");
   return ProbedAudio{accepted->format, accepted->content_type, duration_ms};
 }

@@ -107,12 +107,12 @@ TEST_P(RefusedTest, InvalidArgumentWithItsReason) {
 INSTANTIATE_TEST_SUITE_P(
     Testdata, RefusedTest,
     ::testing::Values(
-        Refused{"not_audio.txt", "unsupported_format: not a webm, ogg or mp4 file ("},
-        Refused{"regenerate.sh", "unsupported_format: not a webm, ogg or mp4 file ("},
+        Refused{"not_audio.txt", "unsupported_format: not a readable webm, ogg or mp4 file ("},
+        Refused{"regenerate.sh", "unsupported_format: not a readable webm, ogg or mp4 file ("},
         // Real audio in containers off the whitelist.
-        Refused{"flac.flac", "unsupported_format: not a webm, ogg or mp4 file ("},
-        Refused{"mp3.mp3", "unsupported_format: not a webm, ogg or mp4 file ("},
-        Refused{"wav.wav", "unsupported_format: not a webm, ogg or mp4 file ("},
+        Refused{"flac.flac", "unsupported_format: not a readable webm, ogg or mp4 file ("},
+        Refused{"mp3.mp3", "unsupported_format: not a readable webm, ogg or mp4 file ("},
+        Refused{"wav.wav", "unsupported_format: not a readable webm, ogg or mp4 file ("},
         Refused{"video.webm", "unsupported_format: 2 streams, one audio stream expected"},
         Refused{"two_audio.webm", "unsupported_format: 2 streams, one audio stream expected"},
         Refused{"video_only.webm", "unsupported_format: no audio stream"},
@@ -147,6 +147,24 @@ TEST(FfmpegAudioProbeTest, BytesAfterTheLastPageOrBoxAreRefused) {
   EXPECT_EQ(Message(got.status()), "unsupported_format: damaged webm element");
 }
 
+TEST(FfmpegAudioProbeTest, AHeaderDeclaringMillionsOfSamplesIsRefusedWithoutTheMemory) {
+  // Found by the fuzzer (fuzz/repro): fragmented MP4s of 3-4 KB whose `trun` declares
+  // millions of samples of zero bytes each; mov allocated 560 MB of index (and took 10 s
+  // under ASan) before av_max_alloc's 4 MiB cap. Now the header fails to open.
+  const FfmpegAudioProbe probe;
+  for (const char* file : {"mp4_trun_huge_sample_count", "mp4_huge_alloc_timeout"}) {
+    const std::string path = std::string(COURTPIECE_PROBE_TESTDATA) + "/../fuzz/repro/" + file;
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in.good()) << path;
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const absl::StatusOr<ProbedAudio> got = probe.Probe(bytes);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << file;
+    EXPECT_EQ(Message(got.status()),
+              "unsupported_format: not a readable webm, ogg or mp4 file (Cannot allocate memory)")
+        << file;
+  }
+}
+
 TEST(FfmpegAudioProbeTest, EmptyInputIsRefused) {
   const FfmpegAudioProbe probe;
   const absl::StatusOr<ProbedAudio> got = probe.Probe("");
@@ -162,7 +180,8 @@ TEST(FfmpegAudioProbeTest, RandomGarbageIsRefused) {
     for (char& c : bytes) c = static_cast<char>(rng());
     const absl::StatusOr<ProbedAudio> got = probe.Probe(bytes);
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << size;
-    EXPECT_THAT(Message(got.status()), StartsWith("unsupported_format: not a webm, ogg or mp4"))
+    EXPECT_THAT(Message(got.status()),
+                StartsWith("unsupported_format: not a readable webm, ogg or mp4"))
         << size;
   }
 }
