@@ -16,6 +16,10 @@ std::optional<absl::Time> Us(std::optional<absl::Time> t) {
   return Us(*t);
 }
 
+// The caller clamps page sizes to 1..200 (moderation_store.h); clamped here again so a
+// bad size cannot make an empty page with a token.
+int PageSize(int page_size) { return std::clamp(page_size, 1, 200); }
+
 // 0 for an empty token (the first page); InvalidArgument for a malformed one.
 absl::StatusOr<int64_t> ParseToken(const std::string& token) {
   if (token.empty()) return 0;
@@ -226,7 +230,7 @@ absl::StatusOr<ReportPage> FakeModerationStore::ListReports(const ReportFilter& 
     const ReportRow& r = it->second;
     if (filter.status && r.status != *filter.status) continue;
     if (!filter.author.empty() && r.author != filter.author) continue;
-    if (static_cast<int>(page.reports.size()) == filter.page_size) {
+    if (static_cast<int>(page.reports.size()) == PageSize(filter.page_size)) {
       page.next_page_token = std::to_string(page.reports.back().report_id);
       break;
     }
@@ -378,7 +382,7 @@ absl::StatusOr<MutePage> FakeModerationStore::ListMutes(const MuteFilter& filter
     const MuteRow& m = it->second;
     if (!filter.include_inactive && !ActiveAt(m, now)) continue;
     if (!filter.player_id.empty() && m.player_id != filter.player_id) continue;
-    if (static_cast<int>(page.mutes.size()) == filter.page_size) {
+    if (static_cast<int>(page.mutes.size()) == PageSize(filter.page_size)) {
       page.next_page_token = std::to_string(page.mutes.back().mute_id);
       break;
     }
@@ -408,7 +412,7 @@ absl::StatusOr<AuditPage> FakeModerationStore::ListAudit(const AuditFilter& filt
     const AuditRow& a = it->second;
     if (!filter.admin_id.empty() && a.admin_id != filter.admin_id) continue;
     if (!filter.target_player.empty() && a.target_player != filter.target_player) continue;
-    if (static_cast<int>(page.entries.size()) == filter.page_size) {
+    if (static_cast<int>(page.entries.size()) == PageSize(filter.page_size)) {
       page.next_page_token = std::to_string(page.entries.back().audit_id);
       break;
     }

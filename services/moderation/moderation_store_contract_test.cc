@@ -434,6 +434,14 @@ TYPED_TEST(ModerationStoreContract, ListReportsFiltersPagesOldestFirstAndCountsO
                   {.status = std::nullopt, .author = "", .page_size = 2, .page_token = "x"},
                   this->Deadline()),
               StatusIs(C::kInvalidArgument));
+  // A size outside 1..200 (the caller's to clamp) is clamped, never an empty page.
+  ReportPage one = list({.status = std::nullopt, .author = "", .page_size = 0, .page_token = ""});
+  EXPECT_THAT(ReportIds(one.reports), ElementsAre(ids[0]));
+  EXPECT_EQ(one.next_page_token, std::to_string(ids[0]));
+  EXPECT_THAT(
+      list({.status = std::nullopt, .author = "", .page_size = 50, .page_token = "5000000000"})
+          .reports,
+      IsEmpty());
 }
 
 Resolution MakeResolution(int64_t report_id, ReportStatus status, absl::Time now) {
@@ -677,6 +685,13 @@ TYPED_TEST(ModerationStoreContract, ListMutesFiltersAndPagesNewestFirst) {
                       .page_token = q1.next_page_token});
   EXPECT_THAT(MuteIds(q2.mutes), ElementsAre(a));
   EXPECT_EQ(q2.next_page_token, "");
+  // Tokens are 64-bit ids.
+  EXPECT_THAT(MuteIds(list({.include_inactive = true,
+                            .player_id = "",
+                            .page_size = 50,
+                            .page_token = "5000000000"})
+                          .mutes),
+              ElementsAre(c, lifted, b, at_edge, a, expired));
 }
 
 // ---- audit ----
@@ -734,6 +749,9 @@ TYPED_TEST(ModerationStoreContract, AuditAppendsAndListsNewestFirst) {
       list({.admin_id = "", .target_player = "", .page_size = 2, .page_token = p1.next_page_token});
   EXPECT_THAT(AuditIds(p2.entries), ElementsAre(all[2].audit_id));
   EXPECT_EQ(p2.next_page_token, "");
+  EXPECT_EQ(list({.admin_id = "", .target_player = "", .page_size = 50, .page_token = "5000000000"})
+                .entries.size(),
+            3u);
 }
 
 // ---- retention ----

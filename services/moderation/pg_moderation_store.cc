@@ -137,6 +137,10 @@ absl::StatusOr<std::vector<T>> ParseAll(const PgResult& result,
   return out;
 }
 
+// The caller clamps page sizes to 1..200 (moderation_store.h); clamped here again so a
+// bad size cannot make an empty page with a token.
+int PageSize(int page_size) { return std::clamp(page_size, 1, 200); }
+
 // 0 for an empty token (the first page); InvalidArgument for a malformed one.
 absl::StatusOr<int64_t> ParseToken(const std::string& token) {
   if (token.empty()) return 0;
@@ -400,10 +404,10 @@ absl::StatusOr<ReportPage> PgModerationStore::ListReports(const ReportFilter& fi
                                           " FROM moderation.reports WHERE report_id > $1 AND "
                                           "($2::smallint IS NULL OR status = $2::smallint) AND "
                                           "($3 = '' OR author = $3) ORDER BY report_id LIMIT $4"),
-                             {after, status, filter.author, filter.page_size + 1}));
+                             {after, status, filter.author, PageSize(filter.page_size) + 1}));
     ASSIGN_OR_RETURN(page.reports, ParseAll<ReportRow>(r, &ParseReport));
-    if (static_cast<int>(page.reports.size()) > filter.page_size) {
-      page.reports.resize(filter.page_size);
+    if (static_cast<int>(page.reports.size()) > PageSize(filter.page_size)) {
+      page.reports.resize(PageSize(filter.page_size));
       page.next_page_token = std::to_string(page.reports.back().report_id);
     }
     ASSIGN_OR_RETURN(PgRow total,
@@ -577,15 +581,16 @@ absl::StatusOr<MutePage> PgModerationStore::ListMutes(const MuteFilter& filter, 
     page = MutePage{};
     ASSIGN_OR_RETURN(
         PgResult r,
-        tx.Exec(
-            absl::StrCat("SELECT ", kMuteCols,
-                         " FROM moderation.mutes WHERE ($1 = 0 OR mute_id < $1) AND "
-                         "($2 = '' OR player_id = $2) AND ($3 OR (",
-                         MUTE_ACTIVE_AT("$4::timestamptz"), ")) ORDER BY mute_id DESC LIMIT $5"),
-            {before, filter.player_id, filter.include_inactive, Ts(now), filter.page_size + 1}));
+        tx.Exec(absl::StrCat(
+                    "SELECT ", kMuteCols,
+                    " FROM moderation.mutes WHERE ($1::bigint = 0 OR mute_id < $1::bigint) AND "
+                    "($2 = '' OR player_id = $2) AND ($3 OR (",
+                    MUTE_ACTIVE_AT("$4::timestamptz"), ")) ORDER BY mute_id DESC LIMIT $5"),
+                {before, filter.player_id, filter.include_inactive, Ts(now),
+                 PageSize(filter.page_size) + 1}));
     ASSIGN_OR_RETURN(page.mutes, ParseAll<MuteRow>(r, &ParseMute));
-    if (static_cast<int>(page.mutes.size()) > filter.page_size) {
-      page.mutes.resize(filter.page_size);
+    if (static_cast<int>(page.mutes.size()) > PageSize(filter.page_size)) {
+      page.mutes.resize(PageSize(filter.page_size));
       page.next_page_token = std::to_string(page.mutes.back().mute_id);
     }
     return absl::OkStatus();
@@ -608,14 +613,15 @@ absl::StatusOr<AuditPage> PgModerationStore::ListAudit(const AuditFilter& filter
     page = AuditPage{};
     ASSIGN_OR_RETURN(
         PgResult r,
-        tx.Exec(absl::StrCat("SELECT ", kAuditCols,
-                             " FROM moderation.audit WHERE ($1 = 0 OR audit_id < $1) AND "
-                             "($2 = '' OR admin_id = $2) AND ($3 = '' OR target_player = $3) "
-                             "ORDER BY audit_id DESC LIMIT $4"),
-                {before, filter.admin_id, filter.target_player, filter.page_size + 1}));
+        tx.Exec(absl::StrCat(
+                    "SELECT ", kAuditCols,
+                    " FROM moderation.audit WHERE ($1::bigint = 0 OR audit_id < $1::bigint) AND "
+                    "($2 = '' OR admin_id = $2) AND ($3 = '' OR target_player = $3) "
+                    "ORDER BY audit_id DESC LIMIT $4"),
+                {before, filter.admin_id, filter.target_player, PageSize(filter.page_size) + 1}));
     ASSIGN_OR_RETURN(page.entries, ParseAll<AuditRow>(r, &ParseAudit));
-    if (static_cast<int>(page.entries.size()) > filter.page_size) {
-      page.entries.resize(filter.page_size);
+    if (static_cast<int>(page.entries.size()) > PageSize(filter.page_size)) {
+      page.entries.resize(PageSize(filter.page_size));
       page.next_page_token = std::to_string(page.entries.back().audit_id);
     }
     return absl::OkStatus();
@@ -632,7 +638,7 @@ absl::StatusOr<PurgeResult> PgModerationStore::Purge(absl::Time now, int batch_m
   PurgeResult out;
   const absl::Status run = Write(deadline, [&](PgTransaction& tx, absl::Status&) -> absl::Status {
     out = PurgeResult{};
-    // One statement: take at most $2 due notes (oldest keep_until first, over notes_live),
+    // One statement: take at most $2 due notes (oldest keep_until first, over notes_due),
     // skipping notes another transaction holds (a concurrent purge, a report being filed);
     // delete the unreported ones (their audio by cascade), strip the audio of the reported
     // ones and mark them purged. A report cannot appear on a taken note before this
@@ -672,15 +678,14 @@ absl::StatusOr<StoreGauges> PgModerationStore::Gauges(absl::Time deadline) {
   StoreGauges g;
   const absl::Status run = Read(deadline, [&](PgTransaction& tx, absl::Status&) -> absl::Status {
     g = StoreGauges{};
-    // notes/bytes: an index-only scan of notes_live (size_bytes is INCLUDEd), linear in the
-    // notes with audio (about a week of them); the rest over small sets (open reports, not
-    // lifted mutes).
+    // notes/bytes: the 16 rows of note_counters (kept by triggers on notes); the rest over
+    // small sets (open reports over reports_queue, not-lifted mutes over mutes_not_lifted).
     ASSIGN_OR_RETURN(
         PgRow row,
         tx.ExecOneRow(
             "SELECT l.n, l.bytes, o.n, moderation.us(o.oldest), m.n FROM "
-            "(SELECT count(*) AS n, coalesce(sum(size_bytes), 0) AS bytes "
-            "  FROM moderation.notes WHERE NOT purged) l, "
+            "(SELECT coalesce(sum(notes), 0) AS n, coalesce(sum(audio_bytes), 0) "
+            "  AS bytes FROM moderation.note_counters) l, "
             "(SELECT count(*) AS n, min(reported_at) AS oldest "
             "  FROM moderation.reports WHERE status = 1) o, "
             "(SELECT count(*) AS n FROM moderation.mutes WHERE " MUTE_ACTIVE_AT("now()") ") m"));

@@ -304,6 +304,47 @@ TEST_F(PgModerationStoreTest, PurgeSkipsLockedNotes) {
   EXPECT_EQ(Count("SELECT count(*) FROM moderation.notes"), 0);
 }
 
+// The gauges' counters (note_counters, kept by triggers) match a scan of the notes after
+// inserts (one a replay), a deletion, reports, a resolution and purges, from several
+// connections (several counter slots).
+TEST_F(PgModerationStoreTest, NoteCountersMatchTheNotes) {
+  bool inserted = false, replayed = false;
+  for (int i = 1; i <= 12; ++i) {
+    PgModerationStore& store = i % 2 == 0 ? *store_ : *victim_;
+    NoteRow n = MakeNote(i, "alice", static_cast<uint64_t>(i));
+    n.size_bytes = 100 + i;
+    ASSERT_TRUE(store.InsertNote(n, std::string(100 + i, 'a'), &inserted, Deadline()).ok());
+  }
+  ASSERT_TRUE(
+      store_->InsertNote(MakeNote(50, "alice", 1), std::string(200, 'a'), &inserted, Deadline())
+          .ok());
+  EXPECT_FALSE(inserted);
+  ASSERT_TRUE(store_->DeleteUnannouncedNote(NoteId(12), Deadline()).ok());
+  absl::StatusOr<ReportRow> r =
+      store_->FileReport("k1", NoteId(1), "bob", kT0, &replayed, Deadline());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(store_->FileReport("k2", NoteId(2), "bob", kT0, &replayed, Deadline()).ok());
+  Resolution res;
+  res.report_id = r->report_id;
+  res.status = ReportStatus::kDismissed;
+  res.admin_id = "admin-1";
+  res.reason = "fine";
+  res.now = kT0;
+  res.audit.admin_id = "admin-1";
+  res.audit.action = "resolve_report";
+  res.audit.at = kT0;
+  ASSERT_TRUE(store_->ResolveReport(res, Deadline()).ok());
+  ASSERT_TRUE(victim_->Purge(kT0 + kNoteRetention, 4, Deadline()).ok());
+  ASSERT_TRUE(store_->Purge(kT0 + kNoteRetention, 100, Deadline()).ok());
+  absl::StatusOr<StoreGauges> g = store_->Gauges(Deadline());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->notes, 1);  // note 2, held
+  EXPECT_EQ(g->audio_bytes, 102);
+  EXPECT_EQ(g->notes, Count("SELECT count(*) FROM moderation.notes WHERE NOT purged"));
+  EXPECT_EQ(g->notes, Count("SELECT count(*) FROM moderation.note_audio"));
+  EXPECT_EQ(Count("SELECT count(*) FROM moderation.notes WHERE purged"), 1);  // note 1
+}
+
 TEST_F(PgModerationStoreTest, PastDeadlineIsDeadlineExceededWithoutARoundTrip) {
   bool inserted = true;
   const absl::Time past = absl::Now() - absl::Milliseconds(1);
