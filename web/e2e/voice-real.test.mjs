@@ -42,7 +42,7 @@ async function call(path, body, token) {
 
 /** A guest made admin with courtpiece-admin, and an admin token for it. */
 async function adminToken() {
-  const login = await call('/v1/GuestLogin', { deviceSecret: randomBytes(24).toString('hex'), displayName: `Mod ${run}` });
+  const login = await call('/v1/GuestLogin', { deviceSecret: randomBytes(24).toString('hex'), displayName: `Judge ${run}` });
   assert.equal(login.status, 200, JSON.stringify(login.body));
   const id = login.body.playerId;
   const env = { ...process.env, COURTPIECE_PG_URL: PG_URL, COURTPIECE_LOBBY_SIGNING_KEY: SIGNING_KEY };
