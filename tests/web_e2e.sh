@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The web client in a real browser against the real suite (issue 13's end-to-end test):
-# builds web/ (npm ci, vite), starts the stack of tests/lib/stack.sh (wallet, lobby, a
-# table instance, the gateway serving web/dist) on free ports against the given Postgres
-# and Redis, and runs `npm run e2e:real` (Playwright with Debian's Chromium: four players
-# create, join by code / link / quick join, play a whole game and a round of every type by
-# clicking, reload, come back). Screenshots land in web/test-results/.
+# builds web/ (npm ci, vite), starts the stack of tests/lib/stack.sh (wallet, lobby,
+# moderation, a table instance, the gateway serving web/dist) on free ports against the
+# given Postgres and Redis, and runs `npm run e2e:real` (Playwright with Debian's Chromium:
+# four players create, join by code / link / quick join, play a whole game and a round of
+# every type by clicking, reload, come back; voice notes recorded with the fake microphone,
+# played, reported, resolved with a mute by an admin made with courtpiece-admin, the next
+# note refused as muted). Screenshots land in web/test-results/.
 #   tests/web_e2e.sh --pg HOST:PORT --redis HOST:PORT [--redis-db 5] [--bin build/bin]
 set -euo pipefail
 pg="" redis="" redis_db=5 bin="build/bin"
@@ -26,4 +28,7 @@ source tests/lib/stack.sh
 trap stack_stop EXIT
 stack_start "$pg" "$redis" webe2e "$redis_db" \
   COURTPIECE_TABLE_COMMANDS_PER_SECOND=100 COURTPIECE_TABLE_COMMANDS_BURST=100
-(cd web && GATEWAY_URL="http://127.0.0.1:$gw_http_port" npm run e2e:real --silent)
+[[ -x $bin/courtpiece-admin ]] || { echo "$bin/courtpiece-admin is not built" >&2; exit 2; }
+(cd web && GATEWAY_URL="http://127.0.0.1:$gw_http_port" COURTPIECE_E2E_BIN="$bin" \
+  COURTPIECE_E2E_PG_URL="$stack_db_url" COURTPIECE_E2E_SIGNING_KEY="$stack_signing_key" \
+  npm run e2e:real --silent)

@@ -193,6 +193,12 @@ grpc::ServerUnaryReactor* GrpcFront::Unary(grpc::CallbackServerContext* ctx, con
         grpc::Status(grpc::StatusCode::UNIMPLEMENTED, absl::StrCat("unknown method ", name)));
     return reactor;
   }
+  if (request.ByteSizeLong() > method->request_bytes_max) {
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                     absl::StrCat(name, " request over ", method->request_bytes_max, " bytes")));
+    return reactor;
+  }
   UnaryContext uctx;
   uctx.authorization = Metadata(*ctx, "authorization");
   uctx.peer = ctx->peer();
@@ -232,6 +238,8 @@ COURTPIECE_GATEWAY_UNARY(ResolveCode, ResolveCodeRequest, TableRef)
 COURTPIECE_GATEWAY_UNARY(ListOpenTables, ListOpenTablesRequest, ListOpenTablesResponse)
 COURTPIECE_GATEWAY_UNARY(QuickJoin, QuickJoinRequest, TableRef)
 COURTPIECE_GATEWAY_UNARY(MyTables, MyTablesRequest, MyTablesResponse)
+COURTPIECE_GATEWAY_UNARY(UploadNote, UploadNoteRequest, UploadNoteResponse)
+COURTPIECE_GATEWAY_UNARY(GetNote, GetNoteRequest, GetNoteResponse)
 #undef COURTPIECE_GATEWAY_UNARY
 
 grpc::ServerBidiReactor<cv1::PlayRequest, cv1::PlayResponse>* GrpcFront::Play(

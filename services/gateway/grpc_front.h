@@ -1,11 +1,12 @@
 // The gRPC front for mobile clients: client.proto's CourtPiece on gRPC's callback API. Unary
-// methods go through a UnaryRouter (lobby_router.h) with the `authorization` metadata; Play
+// methods go through a UnaryRouter (unary_relay.h) with the `authorization` metadata; Play
 // authenticates with the TokenGate from the metadata, then relays through a PlayService
 // (play_session.h), the reactor being the connection's ClientSink.
 //
 // Contract: Play without a valid token ends UNAUTHENTICATED (the gate's message) before any
 // Connect. A Play message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED
-// (the server's own receive limit, unary_message_bytes_max, is main's GrpcServerOptions). The
+// (the server's own receive limit is main's GrpcServerOptions: a voice note's size); a unary
+// request over its method's request_bytes_max is RESOURCE_EXHAUSTED before the router. The
 // send queue holds at most send_queue_max messages with one write in flight; past it the
 // stream ends RESOURCE_EXHAUSTED "slow reader" (SendQueueDrop). A client half-close or cancel
 // is the end of the connection (OnClientGone, exactly once). Unary statuses are the router's,
@@ -72,6 +73,12 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   grpc::ServerUnaryReactor* MyTables(grpc::CallbackServerContext* ctx,
                                      const client::v1::MyTablesRequest* request,
                                      client::v1::MyTablesResponse* response) override;
+  grpc::ServerUnaryReactor* UploadNote(grpc::CallbackServerContext* ctx,
+                                       const client::v1::UploadNoteRequest* request,
+                                       client::v1::UploadNoteResponse* response) override;
+  grpc::ServerUnaryReactor* GetNote(grpc::CallbackServerContext* ctx,
+                                    const client::v1::GetNoteRequest* request,
+                                    client::v1::GetNoteResponse* response) override;
   grpc::ServerBidiReactor<client::v1::PlayRequest, client::v1::PlayResponse>* Play(
       grpc::CallbackServerContext* ctx) override;
 

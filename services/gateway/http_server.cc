@@ -14,8 +14,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "courtpiece/client/v1/client.pb.h"
 #include "courtpiece/common/absl_compat.h"
 #include "services/gateway/json_codec.h"
 
@@ -59,6 +61,32 @@ struct HttpServer::Shared {
 namespace {
 
 constexpr std::string_view kKind = "http";
+constexpr std::string_view kVoicePath = "/v1/voice";
+constexpr char kTableIdHeader[] = "x-courtpiece-table-id";
+constexpr char kRoundHeader[] = "x-courtpiece-round";
+
+// A voice upload's Content-Type (parameters such as ";codecs=opus" ignored): audio/* or
+// application/octet-stream; absent is taken as application/octet-stream (a Blob without a
+// type). The probe behind moderation decides what the bytes really are.
+bool IsVoiceContentType(std::string_view type) {
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+  if (type.empty()) return true;
+  const absl::string_view t = common::ToAbsl(type);
+  if (absl::EqualsIgnoreCase(t, "application/octet-stream")) return true;
+  return t.size() > 6 && absl::StartsWithIgnoreCase(t, "audio/");
+}
+
+// A note's Content-Type as moderation stored it, when it is a plain audio type; else bytes.
+std::string AudioContentType(const std::string& type) {
+  const bool plain = absl::StartsWith(type, "audio/") && type.size() <= 64 &&
+                     std::all_of(type.begin(), type.end(), [](char c) {
+                       return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '/' ||
+                              c == '-' || c == '.' || c == '+';
+                     });
+  return plain ? type : "application/octet-stream";
+}
 constexpr char kServerName[] = "courtpiece-gateway";
 
 bool IsHtmlExtension(std::string_view ext) { return ext == ".html" || ext == ".htm"; }
@@ -195,7 +223,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void ReadRequest() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(options_.header_max_bytes));
-    parser_->body_limit(options_.body_max_bytes);
+    // The route's own limit is set once the header is read (OnHeader); until then the
+    // largest, so Beast does not refuse a voice upload's Content-Length.
+    body_limit_ = std::max(options_.body_max_bytes, options_.voice_body_max_bytes);
+    parser_->body_limit(body_limit_);
     if (!first_ && buffer_.size() == 0) {
       // Keep-alive: wait up to the idle time for the next request to start.
       stream_.expires_after(absl::ToChronoNanoseconds(options_.keep_alive_idle));
@@ -213,6 +244,25 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void ReadWhole() {
     first_ = false;
     stream_.expires_after(absl::ToChronoNanoseconds(options_.request_read_timeout));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&HttpSession::OnHeader, shared_from_this()));
+  }
+
+  // The header is in: the body limit of the route (a voice upload's, or the JSON one), then
+  // the body.
+  void OnHeader(beast::error_code ec, size_t bytes) {
+    if (ec) return OnRead(ec, bytes);
+    const auto& request = parser_->get();
+    std::string_view target(request.target().data(), request.target().size());
+    const bool voice =
+        request.method() == http::verb::post && target.substr(0, target.find('?')) == kVoicePath;
+    const size_t limit = voice ? options_.voice_body_max_bytes : options_.body_max_bytes;
+    body_limit_ = limit;
+    const boost::optional<uint64_t> length = parser_->content_length();
+    if (length.has_value() && *length > limit) {
+      return OnRead(http::error::body_limit, bytes);
+    }
+    parser_->body_limit(limit);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&HttpSession::OnRead, shared_from_this()));
   }
@@ -220,10 +270,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnRead(beast::error_code ec, size_t /*bytes*/) {
     if (ec == http::error::end_of_stream) return Shutdown();
     if (ec == http::error::body_limit) {
-      return SendError(413,
-                       absl::InvalidArgumentError(
-                           absl::StrCat("request body over ", options_.body_max_bytes, " bytes")),
-                       /*keep_alive=*/false);
+      return SendError(
+          413,
+          absl::InvalidArgumentError(absl::StrCat("request body over ", body_limit_, " bytes")),
+          /*keep_alive=*/false);
     }
     if (ec == http::error::header_limit) {
       return SendError(431,
@@ -268,6 +318,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     constexpr std::string_view kClientPrefix = "/v1/";
     constexpr std::string_view kAdminPrefix = "/admin/v1/";
+    if (path == kVoicePath) return VoiceUpload();
+    if (path.substr(0, kVoicePath.size() + 1) == absl::StrCat(common::ToAbsl(kVoicePath), "/")) {
+      return VoiceGet(path.substr(kVoicePath.size() + 1));
+    }
     if (path.substr(0, kClientPrefix.size()) == kClientPrefix) {
       return Unary(shared_->client_router, path.substr(kClientPrefix.size()));
     }
@@ -330,36 +384,137 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string& body = request.body();
     absl::Status parsed = ParseJson(body.empty() ? std::string_view("{}") : body, message.get());
     if (!parsed.ok()) return SendError(400, parsed, keep_alive_);
-    shared_->metrics->MessageIn(kKind);
+    CallRouter(*router, *method, std::move(message), ReplyAs::kJson);
+  }
 
+  enum class ReplyAs { kJson, kAudio };
+
+  // Relays one parsed request: the router checks the token, calls the upstream and answers on
+  // any thread; the answer is written on this session's strand.
+  void CallRouter(UnaryRouter& router, const UnaryMethod& method,
+                  std::unique_ptr<google::protobuf::Message> message, ReplyAs reply_as) {
+    const auto& request = parser_->get();
+    shared_->metrics->MessageIn(kKind);
     auto authorization = request.find(http::field::authorization);
     context_.authorization =
         authorization == request.end() ? std::string() : std::string(authorization->value());
     context_.peer = peer_;
     context_.deadline = absl::InfiniteFuture();
     stream_.expires_never();  // the router bounds the call by its deadline cap
-    router->Call(*method, std::move(message), context_,
-                 [self = shared_from_this()](absl::Status status,
-                                             std::unique_ptr<google::protobuf::Message> reply) {
-                   net::post(self->stream_.get_executor(),
-                             [self, status = std::move(status), reply = std::move(reply)] {
-                               self->OnUnaryDone(status, reply.get());
-                             });
-                 });
+    router.Call(method, std::move(message), context_,
+                [self = shared_from_this(), reply_as](
+                    absl::Status status, std::unique_ptr<google::protobuf::Message> reply) {
+                  net::post(self->stream_.get_executor(),
+                            [self, reply_as, status = std::move(status), reply = std::move(reply)] {
+                              self->OnUnaryDone(status, reply.get(), reply_as);
+                            });
+                });
   }
 
-  void OnUnaryDone(const absl::Status& status, const google::protobuf::Message* reply) {
+  // POST /v1/voice: the body is the recording; the table in x-courtpiece-table-id, the round
+  // (optional) in x-courtpiece-round -> UploadNote; the reply as for every JSON call.
+  void VoiceUpload() {
+    auto& request = parser_->get();
+    if (request.method() != http::verb::post) return MethodNotAllowed("POST");
+    const UnaryMethod* method =
+        shared_->client_router == nullptr ? nullptr : shared_->client_router->Find("UploadNote");
+    if (method == nullptr ||
+        method->request_prototype->GetDescriptor() != client::v1::UploadNoteRequest::descriptor()) {
+      return SendError(404, absl::NotFoundError("voice notes are not served here"), keep_alive_);
+    }
+    std::string_view type;
+    if (auto it = request.find(http::field::content_type); it != request.end()) {
+      type = std::string_view(it->value().data(), it->value().size());
+    }
+    if (!IsVoiceContentType(type)) {
+      return SendError(415,
+                       absl::InvalidArgumentError(absl::StrCat(
+                           "unsupported content type ", CutUtf8(type, 64),
+                           "; send the recording as audio/webm, audio/ogg, audio/mp4, audio/* "
+                           "or application/octet-stream")),
+                       keep_alive_);
+    }
+    auto table = request.find(kTableIdHeader);
+    if (table == request.end() || table->value().empty()) {
+      return SendError(400,
+                       absl::InvalidArgumentError(
+                           "bad_request: header x-courtpiece-table-id is required (the table "
+                           "the note is for)"),
+                       keep_alive_);
+    }
+    auto upload = std::make_unique<client::v1::UploadNoteRequest>();
+    upload->set_table_id(std::string(table->value()));
+    if (auto round = request.find(kRoundHeader); round != request.end()) {
+      uint64_t value = 0;
+      if (!absl::SimpleAtoi(
+              common::ToAbsl(std::string_view(round->value().data(), round->value().size())),
+              &value)) {
+        return SendError(400,
+                         absl::InvalidArgumentError(
+                             "bad_request: header x-courtpiece-round must be an unsigned integer"),
+                         keep_alive_);
+      }
+      upload->set_round(value);
+    }
+    upload->set_audio(std::move(request.body()));
+    CallRouter(*shared_->client_router, *method, std::move(upload), ReplyAs::kJson);
+  }
+
+  // GET /v1/voice/<note_id>: the note's audio, raw, for a player at its table (GetNote).
+  void VoiceGet(std::string_view note_id) {
+    const auto& request = parser_->get();
+    if (request.method() != http::verb::get && request.method() != http::verb::head) {
+      return MethodNotAllowed("GET, HEAD");
+    }
+    const UnaryMethod* method =
+        shared_->client_router == nullptr ? nullptr : shared_->client_router->Find("GetNote");
+    if (method == nullptr ||
+        method->request_prototype->GetDescriptor() != client::v1::GetNoteRequest::descriptor()) {
+      return SendError(404, absl::NotFoundError("voice notes are not served here"), keep_alive_);
+    }
+    const bool plain_id =
+        !note_id.empty() && note_id.size() <= 128 &&
+        std::all_of(note_id.begin(), note_id.end(), [](char c) {
+          return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+        });
+    if (!plain_id) {
+      return SendError(400, absl::InvalidArgumentError("bad_request: malformed note id"),
+                       keep_alive_);
+    }
+    auto get = std::make_unique<client::v1::GetNoteRequest>();
+    get->set_note_id(std::string(note_id));
+    CallRouter(*shared_->client_router, *method, std::move(get), ReplyAs::kAudio);
+  }
+
+  void OnUnaryDone(const absl::Status& status, const google::protobuf::Message* reply,
+                   ReplyAs reply_as) {
     shared_->metrics->MessageOut(kKind);
     if (!status.ok() || reply == nullptr) {
       absl::Status error =
           status.ok() ? absl::InternalError("the router answered no response") : status;
       return SendError(HttpStatusFor(error.code()), error, keep_alive_);
     }
+    if (reply_as == ReplyAs::kAudio) return SendAudio(*reply);
     http::response<http::string_body> response{http::status::ok, parser_->get().version()};
     response.set(http::field::content_type, "application/json");
     response.set(http::field::cache_control, "no-store");
     response.body() = PrintJson(*reply);
     response.prepare_payload();
+    Send(std::move(response));
+  }
+
+  void SendAudio(const google::protobuf::Message& reply) {
+    const auto* note = dynamic_cast<const client::v1::GetNoteResponse*>(&reply);
+    if (note == nullptr) {
+      return SendError(500, absl::InternalError("GetNote answered the wrong type"), keep_alive_);
+    }
+    const bool head = parser_->get().method() == http::verb::head;
+    http::response<http::string_body> response{http::status::ok, parser_->get().version()};
+    response.set(http::field::content_type, AudioContentType(note->content_type()));
+    response.set(http::field::cache_control, "private, max-age=3600");
+    response.body() = note->audio();
+    response.prepare_payload();
+    if (head) response.body().clear();
     Send(std::move(response));
   }
 
@@ -524,6 +679,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<void> response_;
   UnaryContext context_;
+  size_t body_limit_ = 0;  // the current request's (413's message)
   bool first_ = true;
   bool keep_alive_ = false;
   size_t lingered_ = 0;

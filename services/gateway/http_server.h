@@ -1,6 +1,8 @@
 // The web front of the gateway: one HTTP/1.1 listener (Boost.Beast) serving
 //   POST /v1/<Method>        the client API in JSON (UnaryRouter `client`)
 //   POST /admin/v1/<Method>  the admin API in JSON (UnaryRouter `admin`; admin role only)
+//   POST /v1/voice           a voice note's recording as the raw body -> UploadNote (JSON reply)
+//   GET  /v1/voice/<note_id> a note's audio, raw, with its Content-Type <- GetNote
 //   GET  /v1/play            the WebSocket Play front (ws_session.h)
 //   GET  /healthz            200 "ok"
 //   GET/HEAD anything else   static files of the web client from `web_root`; /t/<6 digits>
@@ -52,6 +54,8 @@ struct HttpServerOptions {
   size_t connections_per_ip_max = 64;  // COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX
   size_t header_max_bytes = 8 * 1024;  // over it: 431 and close
   size_t body_max_bytes = 64 * 1024;   // over it: 413 and close
+  // POST /v1/voice only: a recording of at most 512 KiB (docs/moderation.md) and a little.
+  size_t voice_body_max_bytes = 528 * 1024;
   absl::Duration request_read_timeout = absl::Seconds(10);  // one whole request
   absl::Duration keep_alive_idle = absl::Seconds(60);       // between requests
   absl::Duration write_timeout = absl::Seconds(30);         // one whole response

@@ -1,6 +1,6 @@
 // courtpiece-gateway: wiring only. Reads the environment, loads the token verify keys,
-// connects the lobby and Redis (the table tier's registry, to find a table's owner), builds
-// the relay (play sessions, unary routing) and the two fronts: gRPC (CourtPiece, for mobile)
+// connects the lobby, moderation and Redis (the table tier's registry, to find a table's owner),
+// builds the relay (play sessions, unary routing) and the two fronts: gRPC (CourtPiece, for mobile)
 // and HTTP/1.1 + WebSocket (the web client, the JSON API, /v1/play, the admin API); serves
 // until SIGTERM/SIGINT, then drains. State: none durable (docs/gateway.md).
 //
@@ -8,6 +8,8 @@
 //   COURTPIECE_GATEWAY_HTTP_ADDR          HTTP/WebSocket HOST:PORT       (default 0.0.0.0:8080)
 //   COURTPIECE_GATEWAY_METRICS_ADDR       GET /metrics HOST:PORT, or off (default 127.0.0.1:9103)
 //   COURTPIECE_GATEWAY_LOBBY_ADDR         the lobby's gRPC HOST:PORT     (default 127.0.0.1:7001)
+//   COURTPIECE_GATEWAY_MODERATION_ADDR    moderation's gRPC HOST:PORT: voice notes, the admin
+//                                         moderation API          (default 127.0.0.1:7005)
 //   COURTPIECE_REDIS_ADDR                 the table tier's Redis HOST:PORT (owner records)
 //                                                                    (default 127.0.0.1:6379)
 //   COURTPIECE_GATEWAY_REDIS_DB           its database index: the table tier's (default 0)
@@ -47,11 +49,11 @@
 #include "services/gateway/grpc_front.h"
 #include "services/gateway/grpc_table_dialer.h"
 #include "services/gateway/http_server.h"
-#include "services/gateway/lobby_router.h"
 #include "services/gateway/play_session.h"
 #include "services/gateway/prometheus_gateway_metrics.h"
 #include "services/gateway/redis_owner_lookup.h"
 #include "services/gateway/token_gate.h"
+#include "services/gateway/unary_relay.h"
 #include "services/gateway/upstream.h"
 
 namespace courtpiece::gateway {
@@ -59,12 +61,16 @@ namespace {
 
 constexpr absl::Duration kDrain = absl::Seconds(10);
 constexpr int kUnaryBytesMax = 64 * 1024;  // a unary request or reply, either way
+// gRPC front and moderation channel: a voice note's upload or audio (the front holds every
+// other method to its own request_bytes_max, 64 KiB).
+constexpr int kVoiceBytesMax = static_cast<int>(kVoiceMessageBytesMax);
 
 struct Config {
   std::string listen_address;
   std::string http_address;
   std::string metrics_address;  // "" = no metrics endpoint
   std::string lobby_address;
+  std::string moderation_address;
   std::string redis_address;
   int redis_db = 0;
   int redis_connections = 0;
@@ -72,7 +78,7 @@ struct Config {
   auth::VerifyKeys verify_keys;
   HttpServerOptions http;
   PlaySessionOptions play;
-  LobbyRouterOptions router;
+  UnaryRelayOptions router;
   int lookup_threads = 0;
   common::LogLevel log_level = common::LogLevel::kInfo;
 };
@@ -112,6 +118,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.metrics_address =
       env.ListenAddress("COURTPIECE_GATEWAY_METRICS_ADDR", "127.0.0.1:9103", /*allow_off=*/true);
   c.lobby_address = env.String("COURTPIECE_GATEWAY_LOBBY_ADDR", "127.0.0.1:7001");
+  c.moderation_address = env.String("COURTPIECE_GATEWAY_MODERATION_ADDR", "127.0.0.1:7005");
   c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
   c.redis_db = static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_DB", 0, 0, 15));
   c.redis_connections =
@@ -164,14 +171,19 @@ int Run() {
   const TokenGate gate(verifier);
   PrometheusGatewayMetrics gateway_metrics(**metrics);
 
-  // --- unary calls: the lobby --------------------------------------------------------------
-  std::shared_ptr<grpc::Channel> lobby = common::CreateGrpcChannel(
-      config->lobby_address, metrics->get(),
-      {.max_receive_message_bytes = kUnaryBytesMax, .max_send_message_bytes = kUnaryBytesMax});
-  std::unique_ptr<LobbyRouter> client_router =
-      LobbyRouter::ForClients(lobby, gate, clock, gateway_metrics, config->router);
-  std::unique_ptr<LobbyRouter> admin_router =
-      LobbyRouter::ForAdmins(lobby, gate, clock, gateway_metrics, config->router);
+  // --- unary calls: the lobby and moderation -----------------------------------------------
+  const UnaryUpstreams upstreams{
+      .lobby = common::CreateGrpcChannel(
+          config->lobby_address, metrics->get(),
+          {.max_receive_message_bytes = kUnaryBytesMax, .max_send_message_bytes = kUnaryBytesMax}),
+      .moderation = common::CreateGrpcChannel(
+          config->moderation_address, metrics->get(),
+          {.max_receive_message_bytes = kVoiceBytesMax, .max_send_message_bytes = kVoiceBytesMax}),
+  };
+  std::unique_ptr<UnaryRelay> client_router =
+      UnaryRelay::ForClients(upstreams, gate, clock, gateway_metrics, config->router);
+  std::unique_ptr<UnaryRelay> admin_router =
+      UnaryRelay::ForAdmins(upstreams, gate, clock, gateway_metrics, config->router);
 
   // --- play streams: the table tier ---------------------------------------------------------
   storage::RedisClient redis(*redis_options);
@@ -195,8 +207,8 @@ int Run() {
   GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics);
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address,
-                                 .max_receive_message_bytes = kUnaryBytesMax,
-                                 .max_send_message_bytes = kUnaryBytesMax},
+                                 .max_receive_message_bytes = kVoiceBytesMax,
+                                 .max_send_message_bytes = kVoiceBytesMax},
                                 {&grpc_front}, **metrics);
   if (!server.ok()) {
     log.Error("gRPC server failed", {{"status", server.status()}});
@@ -219,6 +231,7 @@ int Run() {
                        {"metrics_address", config->metrics_address},
                        {"metrics_port", (*metrics)->port()},
                        {"lobby_address", config->lobby_address},
+                       {"moderation_address", config->moderation_address},
                        {"web_root", config->http.web_root},
                        {"verify_key_ids", key_ids}});
   const int signo = signal.Wait();

@@ -1,11 +1,13 @@
-// client.proto mirrors the lobby's and the table's messages field for field (internal fields
-// reserved), so the gateway relays bytes without a hand-written copy. This test holds it.
+// client.proto mirrors the lobby's, the table's and moderation's messages field for field
+// (internal fields reserved), so the gateway relays bytes without a hand-written copy. This
+// test holds it.
 #include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/client/v1/client.pb.h"
 #include "courtpiece/lobby/v1/lobby.pb.h"
+#include "courtpiece/moderation/v1/moderation.pb.h"
 #include "courtpiece/table/v1/table_service.pb.h"
 #include "gtest/gtest.h"
 
@@ -24,6 +26,13 @@ const std::set<std::string>& TableMessages() {
   return *names;
 }
 
+// The voice-note messages mirror moderation's VoiceNotes.
+const std::set<std::string>& ModerationMessages() {
+  static const auto* names = new std::set<std::string>{"UploadNoteRequest", "UploadNoteResponse",
+                                                       "GetNoteRequest", "GetNoteResponse"};
+  return *names;
+}
+
 // Client-only fields the gateway consumes and never forwards.
 const std::set<std::string>& ClientOnlyFields() {
   static const auto* names =
@@ -34,6 +43,7 @@ const std::set<std::string>& ClientOnlyFields() {
 // The upstream full name of a client message.
 std::string Counterpart(const std::string& name) {
   if (TableMessages().count(name) > 0) return "courtpiece.table.v1." + name;
+  if (ModerationMessages().count(name) > 0) return "courtpiece.moderation.v1." + name;
   if (name == "ListedTable") return "courtpiece.lobby.v1.OpenTable";
   return "courtpiece.lobby.v1." + name;
 }
@@ -48,6 +58,7 @@ class MirrorTest : public ::testing::Test {
     // Link every file so the generated pool holds them.
     (void)lobby::v1::Session::descriptor();
     (void)table::v1::PlayRequest::descriptor();
+    (void)moderation::v1::UploadNoteRequest::descriptor();
   }
 };
 
@@ -149,6 +160,45 @@ TEST_F(MirrorTest, GetPublicProfilesMirrorsTheAccountsMethod) {
   EXPECT_EQ(parsed.profiles(0).display_name(), "Ali");
   EXPECT_EQ(parsed.profiles(0).avatar_id(), 12);
   EXPECT_TRUE(parsed.GetReflection()->GetUnknownFields(parsed.profiles(0)).empty());
+}
+
+// UploadNote and GetNote relay to moderation's VoiceNotes with mirrored types, bytes intact.
+TEST_F(MirrorTest, VoiceNoteMethodsMirrorModerationsVoiceNotes) {
+  const auto* mine = client::v1::PlayRequest::descriptor()->file()->FindServiceByName("CourtPiece");
+  const auto* theirs =
+      moderation::v1::UploadNoteRequest::descriptor()->file()->FindServiceByName("VoiceNotes");
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  ASSERT_EQ(theirs->method_count(), 2);
+  for (int i = 0; i < theirs->method_count(); ++i) {
+    const auto* b = theirs->method(i);
+    const auto* a = mine->FindMethodByName(b->name());
+    ASSERT_NE(a, nullptr) << b->name();
+    EXPECT_EQ(Counterpart(a->input_type()->name()), b->input_type()->full_name());
+    EXPECT_EQ(Counterpart(a->output_type()->name()), b->output_type()->full_name());
+  }
+  client::v1::UploadNoteRequest upload;
+  upload.set_table_id("t-1");
+  upload.set_round(7);
+  upload.set_audio(std::string("\x1a\x45\xdf\xa3\0\xff", 6));
+  moderation::v1::UploadNoteRequest relayed;
+  ASSERT_TRUE(relayed.ParseFromString(upload.SerializeAsString()));
+  EXPECT_EQ(relayed.table_id(), "t-1");
+  EXPECT_EQ(relayed.round(), 7u);
+  EXPECT_EQ(relayed.audio(), upload.audio());
+
+  moderation::v1::GetNoteResponse note;
+  note.set_note_id("n-1");
+  note.set_content_type("audio/ogg");
+  note.set_audio(std::string("OggS\0", 5));
+  note.set_duration_ms(6999);
+  client::v1::GetNoteResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(note.SerializeAsString()));
+  EXPECT_EQ(parsed.note_id(), "n-1");
+  EXPECT_EQ(parsed.content_type(), "audio/ogg");
+  EXPECT_EQ(parsed.audio(), note.audio());
+  EXPECT_EQ(parsed.duration_ms(), 6999);
+  EXPECT_TRUE(parsed.GetReflection()->GetUnknownFields(parsed).empty());
 }
 
 }  // namespace

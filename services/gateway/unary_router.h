@@ -1,6 +1,7 @@
 // The unary calls of the client API (client.proto's CourtPiece) and of the admin HTTP API,
-// routed to the lobby. The fronts (JSON over HTTP in http_server, gRPC in grpc_front) find a
-// method by name, parse the request into its prototype's type and call it.
+// routed to the service each method names (the lobby or moderation). The fronts (JSON over HTTP in
+// http_server, gRPC in grpc_front) find a method by name, parse the request into its prototype's
+// type and call it.
 //
 // Contract: Find returns nullptr for an unknown name. Call checks the caller's
 // `authorization` header value ("Bearer <token>", "" when absent) with the TokenGate when
@@ -13,6 +14,7 @@
 #ifndef COURTPIECE_SERVICES_GATEWAY_UNARY_ROUTER_H_
 #define COURTPIECE_SERVICES_GATEWAY_UNARY_ROUTER_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +26,9 @@
 
 namespace courtpiece::gateway {
 
+// The services behind the gateway that unary calls go to.
+enum class UnaryUpstream { kLobby, kModeration };
+
 struct UnaryMethod {
   std::string name;                                               // "GuestLogin"
   const google::protobuf::Message* request_prototype = nullptr;   // its request type
@@ -31,6 +36,9 @@ struct UnaryMethod {
   std::string upstream;  // the upstream's full method, "/courtpiece.lobby.v1.Accounts/GuestLogin"
   bool needs_token = true;
   bool admin_only = false;
+  UnaryUpstream backend = UnaryUpstream::kLobby;  // which service `upstream` is on
+  // The largest request the fronts take for it (gRPC; HTTP has its own body limits).
+  size_t request_bytes_max = 64 * 1024;
 };
 
 struct UnaryContext {

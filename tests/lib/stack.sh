@@ -3,12 +3,12 @@
 #
 #   stack_start PG_HOST:PORT REDIS_HOST:PORT DATABASE REDIS_DB [table env assignments...]
 #
-# Makes a fresh database DATABASE (wallet and lobby schemas migrated), flushes Redis
-# database REDIS_DB, makes a key pair (courtpiece-keygen), and starts on free ports:
-# courtpiece-wallet, courtpiece-fake-receivers (moderation's report intake stands in),
+# Makes a fresh database DATABASE (wallet, lobby and moderation schemas migrated), flushes
+# Redis database REDIS_DB, makes a key pair (courtpiece-keygen), and starts on free ports:
+# courtpiece-wallet, courtpiece-moderation (voice notes, reports, the admin moderation API),
 # one courtpiece-table instance (with the extra env assignments), courtpiece-lobby and
 # courtpiece-gateway. Sets: stack_work (logs), gateway_pid, table_port, gw_http_port,
-# gw_grpc_port, lobby_port, wallet_port, stack_signing_key. Every process is stopped
+# gw_grpc_port, lobby_port, wallet_port, moderation_port, stack_signing_key, stack_db_url. Every process is stopped
 # (SIGTERM) by stack_stop, which the caller puts in its EXIT trap. Needs $bin (the build's
 # bin directory) and $root (the source tree).
 stack_pids=()
@@ -48,7 +48,7 @@ stack_start() {
   shift 4
   local b
   for b in courtpiece-wallet courtpiece-lobby courtpiece-table courtpiece-gateway \
-           courtpiece-migrate courtpiece-keygen courtpiece-fake-receivers; do
+           courtpiece-moderation courtpiece-migrate courtpiece-keygen; do
     [[ -x $bin/$b ]] || { echo "$bin/$b is not built (cmake --build build --target $b)" >&2; return 2; }
   done
   stack_redis=$redis
@@ -57,7 +57,8 @@ stack_start() {
   PGOPTIONS="-c client_min_messages=warning" psql -q "$url/postgres" \
     -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database"
   local schema
-  for schema in wallet lobby; do
+  stack_db_url="$url/$database"
+  for schema in wallet lobby moderation; do
     "$bin/courtpiece-migrate" --pg-url "$url/$database" --schema $schema \
       --dir "$root/services/$schema/migrations" >/dev/null
   done
@@ -68,14 +69,17 @@ stack_start() {
   verify=$(sed -n 's/^COURTPIECE_LOBBY_VERIFY_KEYS=//p' <<<"$keys")
   [[ -n $stack_signing_key && -n $verify ]] || { echo "courtpiece-keygen printed no key pair" >&2; return 1; }
   wallet_port=$(stack_free_port) lobby_port=$(stack_free_port) table_port=$(stack_free_port)
-  local moderation_port
   moderation_port=$(stack_free_port)
   gw_grpc_port=$(stack_free_port) gw_http_port=$(stack_free_port)
 
   stack_run wallet COURTPIECE_PG_URL="$url/$database" COURTPIECE_WALLET_ADDR="127.0.0.1:$wallet_port" \
     COURTPIECE_WALLET_METRICS_ADDR=off "$bin/courtpiece-wallet"
-  stack_run moderation "$bin/courtpiece-fake-receivers" --listen="127.0.0.1:$moderation_port"
+  stack_run moderation COURTPIECE_PG_URL="$url/$database" \
+    COURTPIECE_MODERATION_ADDR="127.0.0.1:$moderation_port" COURTPIECE_MODERATION_METRICS_ADDR=off \
+    COURTPIECE_MODERATION_REDIS_DB="$redis_db" COURTPIECE_MODERATION_VERIFY_KEYS="$verify" \
+    COURTPIECE_MODERATION_LOBBY_ADDR="127.0.0.1:$lobby_port" "$bin/courtpiece-moderation"
   stack_wait_port "$wallet_port"
+  stack_wait_port "$moderation_port"
   stack_run table COURTPIECE_TABLE_REDIS_DB="$redis_db" COURTPIECE_TABLE_ADDR="127.0.0.1:$table_port" \
     COURTPIECE_TABLE_INSTANCE_ID="stack-$$" COURTPIECE_TABLE_METRICS_ADDR=off \
     COURTPIECE_TABLE_WALLET_ADDR="127.0.0.1:$wallet_port" \
@@ -90,6 +94,7 @@ stack_start() {
   stack_run gateway COURTPIECE_GATEWAY_ADDR="127.0.0.1:$gw_grpc_port" \
     COURTPIECE_GATEWAY_HTTP_ADDR="127.0.0.1:$gw_http_port" COURTPIECE_GATEWAY_METRICS_ADDR=off \
     COURTPIECE_GATEWAY_LOBBY_ADDR="127.0.0.1:$lobby_port" COURTPIECE_GATEWAY_REDIS_DB="$redis_db" \
+    COURTPIECE_GATEWAY_MODERATION_ADDR="127.0.0.1:$moderation_port" \
     COURTPIECE_GATEWAY_VERIFY_KEYS="$verify" COURTPIECE_GATEWAY_WEB_ROOT="$root/web/dist" \
     COURTPIECE_GATEWAY_CONNECTIONS_MAX=30000 COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX=30000 \
     "$bin/courtpiece-gateway"

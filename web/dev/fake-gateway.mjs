@@ -638,16 +638,9 @@ function command(t, player, c) {
       t.recording = s;
       emitAll(t, { type: 'voice_recording', seat: s, player, value: Date.now() + 7000 });
       return;
-    case 'voice_sent': {
-      if (t.recording !== s) throw failed('you are not recording');
-      const d = Number(c.durationMs ?? 0);
-      if (!(d >= 1 && d <= 7000)) throw bad('a voice note lasts 1..7000 ms');
-      t.recording = -1;
-      const playAt = Date.now() + 1000;
-      t.notes.push({ id: c.noteId, author: player, until: playAt + d + 5000, playAt });
-      emitAll(t, { type: 'voice_note', seat: s, player, detail: c.noteId, value: playAt });
-      return;
-    }
+    case 'voice_sent':
+      // As the real table: notes are announced after moderation stored them (POST /v1/voice).
+      throw new Status(3, 'INVALID_ARGUMENT', 'voice_sent: the table announces voice notes itself after the upload');
     case 'voice_discard':
       if (t.recording !== s) throw failed('you are not recording');
       t.recording = -1;
@@ -804,6 +797,7 @@ const unary = {
 
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
 const voiceNotes = new Map();
+const mutes = new Map(); // player id -> until (ms; 0: until lifted)
 
 function sendJson(res, code, obj) {
   res.writeHead(code, { 'content-type': 'application/json' });
@@ -829,13 +823,36 @@ const server = createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   try {
     if (url.pathname === '/v1/voice' && req.method === 'POST') {
+      // As the gateway + moderation: the raw recording, the table in a header; moderation's
+      // refusals with their reason words; the table announces the accepted note.
       const p = auth(req);
-      if (!p) throw new Status(16, 'UNAUTHENTICATED', 'no token');
+      if (!p) throw new Status(16, 'UNAUTHENTICATED', 'missing token');
       if (!VOICE) throw new Status(12, 'UNIMPLEMENTED', 'voice notes are not available');
-      const body = await readBody(req, 512 * 1024);
+      const type = String(req.headers['content-type'] ?? 'application/octet-stream').split(';')[0].trim();
+      if (!/^audio\/.+|^application\/octet-stream$/.test(type)) {
+        return sendJson(res, 415, { code: 3, status: 'INVALID_ARGUMENT', message: `unsupported content type ${type}` });
+      }
+      const tableId = req.headers['x-courtpiece-table-id'];
+      if (!tableId) throw bad('bad_request: header x-courtpiece-table-id is required');
+      const body = await readBody(req, 528 * 1024);
+      const mute = mutes.get(p.id);
+      if (mute !== undefined) {
+        const until = mute ? ` ${new Date(mute).toISOString().replace(/\.\d+Z$/, 'Z')}` : ' they lift it';
+        throw new Status(7, 'PERMISSION_DENIED', `muted: an admin stopped your voice notes until${until}`);
+      }
+      const t = tables.get(String(tableId));
+      if (!t) throw notFound(`no_table: no table ${tableId}`);
+      const s = seatOf(t, p.id);
+      if (s < 0) throw new Status(7, 'PERMISSION_DENIED', `not_seated: you are not seated at ${tableId}`);
+      if (t.recording !== s) throw failed(`no_lock: you do not hold the recording lock at table ${tableId}`);
       const id = `n-${voiceNotes.size + 1}`;
-      voiceNotes.set(id, { body, type: req.headers['content-type'] ?? 'audio/webm' });
-      return sendJson(res, 200, { noteId: id });
+      voiceNotes.set(id, { body, type });
+      t.recording = -1;
+      const playAt = Date.now() + 1000;
+      const durationMs = 2000;
+      t.notes.push({ id, author: p.id, until: playAt + durationMs + 5000, playAt });
+      emitAll(t, { type: 'voice_note', seat: s, player: p.id, detail: id, value: playAt });
+      return sendJson(res, 200, { noteId: id, round: String(t.round?.no ?? 0), durationMs: String(durationMs), format: 'webm/opus', replayed: false });
     }
     if (url.pathname.startsWith('/v1/voice/') && req.method === 'GET') {
       const n = voiceNotes.get(decodeURIComponent(url.pathname.slice(10)));
@@ -866,6 +883,12 @@ const server = createServer(async (req, res) => {
       if (url.pathname === '/test/voice') {
         VOICE = !!body.on;
         return sendJson(res, 200, { voice: VOICE });
+      }
+      if (url.pathname === '/test/mute') {
+        // {playerId, untilMs} (0: until lifted); {playerId, lift: true} lifts it
+        if (body.lift) mutes.delete(body.playerId);
+        else mutes.set(body.playerId, Number(body.untilMs ?? 0));
+        return sendJson(res, 200, { muted: [...mutes.keys()] });
       }
       if (url.pathname === '/test/profile-calls') return sendJson(res, 200, { calls: publicProfileCalls });
       if (url.pathname === '/test/tables') return sendJson(res, 200, [...tables.values()].map((t) => ({ id: t.id, code: t.code, phase: t.phase, seats: t.seats, score: t.score })));

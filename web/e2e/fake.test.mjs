@@ -261,6 +261,26 @@ test('voice: record with the fake microphone, play, report; and a server without
   await report.click();
   await b.locator('.note', { hasText: 'reported' }).waitFor();
 
+  // muted by an admin: A's next upload is refused and A's page says until when
+  const aId = await a.evaluate(() => JSON.parse(localStorage.getItem('cp.session') ?? '{}').playerId);
+  const until = Date.now() + 2 * 3600 * 1000;
+  await post('/test/mute', { playerId: aId, untilMs: until });
+  await a.getByRole('button', { name: /Record a voice note/ }).click();
+  await a.waitForTimeout(600);
+  await shotBoth(a, '13-voice-recording');
+  await a.getByRole('button', { name: 'Send the voice note' }).click();
+  const muted = a.getByTestId('voice-msg').filter({ hasText: "You can't send voice notes until" });
+  await muted.waitFor();
+  assert.equal(await a.getByTestId('voice-msg').getAttribute('data-reason'), 'muted');
+  await shotBoth(a, '14-voice-muted');
+  await b.locator('.mic-badge').waitFor({ state: 'detached' }); // the lock was given back
+  await post('/test/mute', { playerId: aId, untilMs: 0 });
+  await a.getByRole('button', { name: /Record a voice note/ }).click();
+  await a.waitForTimeout(400);
+  await a.getByRole('button', { name: 'Send the voice note' }).click();
+  await a.getByTestId('voice-msg').filter({ hasText: "You can't send voice notes until an admin lifts it" }).waitFor();
+  await post('/test/mute', { playerId: aId, lift: true });
+
   // a server without the voice route: a clear message, the lock released
   await post('/test/voice', { on: false });
   await b.getByRole('button', { name: /Record a voice note/ }).click();

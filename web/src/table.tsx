@@ -28,7 +28,7 @@ import {
 } from './state';
 import { gameLabel } from './app';
 import { Avatar, CardBack, CardFace, MicIcon, SpeakerIcon, SuitIcon, TurnRing } from './ui';
-import { Recorder, VoiceUnavailable, fetchNote, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
+import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
 
 const STATE_KEY = 'cp.tableState';
 const POS = ['bottom', 'right', 'top', 'left'] as const;
@@ -597,12 +597,14 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   const rec = useRef<Recorder | null>(null);
   const [recording, setRecording] = useState(false);
   const [msg, setMsg] = useState('');
+  const [refusal, setRefusal] = useState('');
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;
   const someoneElse = s.recording && !iRecord;
   const people = s.seats.filter((x) => x.kind === 'person').length;
 
   const start = async () => {
     setMsg('');
+    setRefusal('');
     if (!voiceSupported()) {
       setMsg('This browser cannot record');
       return;
@@ -629,11 +631,13 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
       return;
     }
     try {
-      const id = await uploadNote(note, s.tableId, await api.token());
-      send({ type: 'voice_sent', noteId: id, durationMs: String(note.durationMs) });
+      // The table announces the note itself once moderation accepted it (voice_note event).
+      await uploadNote(note, s.tableId, await api.token());
     } catch (e) {
       setMsg(e instanceof VoiceUnavailable ? 'Voice notes are not available on this server' : (e as Error).message);
-      send({ type: 'voice_discard' });
+      if (e instanceof VoiceRefused) setRefusal(e.reason);
+      // Give the lock back (the allowance stays used, §5.1); an expired one is gone already.
+      if (!(e instanceof VoiceRefused && e.reason === 'no_lock')) send({ type: 'voice_discard' });
     }
   };
   if (people < 2 && !recording) return msg ? <span class="hint">{msg}</span> : null;
@@ -655,7 +659,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
       )}
       {someoneElse && <span class="hint">{seatName(s, s.recording!.seat)} is recording…</span>}
       {msg && (
-        <span class="hint warn" role="status" data-testid="voice-msg">
+        <span class="hint warn" role="status" data-testid="voice-msg" data-reason={refusal || undefined}>
           {msg}
         </span>
       )}

@@ -1,6 +1,8 @@
-// Voice notes: record with MediaRecorder (at most 7 s, sent by itself at 7 s), upload to the
-// moderation service's route POST /v1/voice, play a note by id. The route comes with the
-// moderation service; a server without it answers 404/501/503: VoiceUnavailable.
+// Voice notes: record with MediaRecorder (at most 7 s, sent by itself at 7 s), upload through
+// the gateway (POST /v1/voice -> moderation's UploadNote), play a note by id (GET
+// /v1/voice/<id>). The table announces an accepted note by itself (the voice_note event); the
+// client never sends voice_sent. A server without the route answers 404 (no reason word) or
+// 501: VoiceUnavailable.
 
 export const VOICE_MAX_MS = 7000;
 export const PLAY_DELAY_MS = 1000;
@@ -12,22 +14,92 @@ export class VoiceUnavailable extends Error {
   }
 }
 
+/** An upload moderation refused: `reason` is the stable word before the colon (moderation.proto). */
+export class VoiceRefused extends Error {
+  constructor(
+    readonly reason: string,
+    readonly code: number,
+    readonly detail: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface Recording {
   blob: Blob;
   durationMs: number;
+}
+
+export interface UploadedNote {
+  noteId: string;
+  round: string;
+  durationMs: string;
+  format: string;
+  replayed: boolean;
 }
 
 export function voiceSupported(): boolean {
   return typeof window !== 'undefined' && 'MediaRecorder' in window && !!navigator.mediaDevices?.getUserMedia;
 }
 
-/** POST /v1/voice: the audio as the body; answers {"noteId": "..."}. */
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** "until 2026-12-02T10:00:00Z" in a refusal -> that time, shown in the player's own clock. */
+export function formatUntil(iso: string, now: Date = new Date()): string {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  const hm = `${pad(t.getHours())}:${pad(t.getMinutes())}`;
+  const sameDay = t.getFullYear() === now.getFullYear() && t.getMonth() === now.getMonth() && t.getDate() === now.getDate();
+  if (sameDay) return hm;
+  return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${hm}`;
+}
+
+/** The words shown to the player for a refused upload (short; the reason word decides). */
+export function refusalText(reason: string, detail: string, now: Date = new Date()): string {
+  switch (reason) {
+    case 'muted': {
+      const m = /until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/.exec(detail);
+      return m ? `You can't send voice notes until ${formatUntil(m[1], now)}` : "You can't send voice notes until an admin lifts it";
+    }
+    case 'too_long':
+      return 'Too long: a voice note lasts at most 7 seconds';
+    case 'too_big':
+      return 'Too big: record a shorter note';
+    case 'no_lock':
+      return 'Too late: the recording slot expired';
+    case 'unsupported_format':
+      return "This recording's format is not supported";
+    case 'allowance_used':
+      return 'You already sent a voice note this round';
+    case 'alone':
+      return 'Nobody else is here to hear it';
+    case 'not_seated':
+      return 'Only seated players can send voice notes';
+    case 'no_round':
+      return 'The round ended before the note arrived';
+    default:
+      return detail || 'The voice note could not be sent';
+  }
+}
+
+/** Splits "no_lock: you do not hold ..." into its reason word and the rest. */
+export function refusalReason(message: string): { reason: string; detail: string } {
+  const m = /^([a-z_]+): ?(.*)$/s.exec(message);
+  return m ? { reason: m[1], detail: m[2] } : { reason: '', detail: message };
+}
+
+/**
+ * POST /v1/voice: the recording as the body, the table in x-courtpiece-table-id (the server
+ * measures the duration). Answers the UploadNoteResponse; a refusal is a VoiceRefused.
+ */
 export async function uploadNote(
   rec: Recording,
   tableId: string,
   token: string,
   fetchFn: typeof fetch = (...a) => fetch(...a),
-): Promise<string> {
+  now: () => Date = () => new Date(),
+): Promise<UploadedNote> {
   let res: Response;
   try {
     res = await fetchFn('/v1/voice', {
@@ -36,24 +108,29 @@ export async function uploadNote(
         authorization: `Bearer ${token}`,
         'content-type': rec.blob.type || 'audio/webm',
         'x-courtpiece-table-id': tableId,
-        'x-courtpiece-duration-ms': String(rec.durationMs),
       },
       body: rec.blob,
     });
   } catch {
     throw new Error('The voice note could not be sent');
   }
-  if (res.status === 404 || res.status === 501 || res.status === 503) throw new VoiceUnavailable();
   let j: Record<string, unknown> = {};
   try {
     j = await res.json();
   } catch {
     /* no body */
   }
-  if (!res.ok || typeof j.noteId !== 'string' || !j.noteId) {
-    throw new Error(String(j.message ?? 'The voice note could not be sent'));
+  if (res.ok && typeof j.noteId === 'string' && j.noteId) return j as unknown as UploadedNote;
+  const message = String(j.message ?? '');
+  const { reason, detail } = refusalReason(message);
+  // 404 is also moderation's no_table / no_round; without a reason word it is the route missing.
+  if ((res.status === 404 && !reason) || res.status === 501) throw new VoiceUnavailable();
+  if (res.status === 413) throw new VoiceRefused('too_big', Number(j.code ?? 3), message, refusalText('too_big', message));
+  if (res.status === 415) {
+    throw new VoiceRefused('unsupported_format', Number(j.code ?? 3), message, refusalText('unsupported_format', message));
   }
-  return j.noteId;
+  if (res.status === 503) throw new VoiceRefused('unavailable', 14, message, 'Voice notes are unavailable right now; try again');
+  throw new VoiceRefused(reason, Number(j.code ?? 0), detail, refusalText(reason, detail, now()));
 }
 
 /** GET /v1/voice/<noteId> with the token, as an object URL for an <audio>. */

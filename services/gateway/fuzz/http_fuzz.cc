@@ -45,6 +45,12 @@ class Router final : public UnaryRouter {
                         &client::v1::Session::default_instance(), "", false, false});
     methods_.push_back({"GetProfile", &client::v1::GetProfileRequest::default_instance(),
                         &client::v1::Profile::default_instance(), "", true, false});
+    // The voice routes (POST /v1/voice, GET /v1/voice/<id>) relay through these; no token
+    // needed here so that the fuzzer's raw requests reach the relay and its answer.
+    methods_.push_back({"UploadNote", &client::v1::UploadNoteRequest::default_instance(),
+                        &client::v1::UploadNoteResponse::default_instance(), "", false, false});
+    methods_.push_back({"GetNote", &client::v1::GetNoteRequest::default_instance(),
+                        &client::v1::GetNoteResponse::default_instance(), "", false, false});
   }
   const UnaryMethod* Find(std::string_view name) const override {
     for (const UnaryMethod& method : methods_) {

@@ -1,6 +1,7 @@
-// The lobby routers against a fake lobby: a real in-process gRPC server with canned replies,
-// so the test covers the translation (bytes, metadata, deadlines, codes, stripped fields).
-#include "services/gateway/lobby_router.h"
+// The unary relays against a fake lobby and a fake moderation service: real in-process gRPC
+// servers with canned replies, so the test covers the translation (bytes, metadata,
+// deadlines, codes, stripped fields) and that each method reaches its own upstream.
+#include "services/gateway/unary_relay.h"
 
 #include <future>
 #include <memory>
@@ -15,13 +16,16 @@
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/lobby/v1/lobby.grpc.pb.h"
+#include "courtpiece/moderation/v1/moderation.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "services/gateway/fake_moderation.h"
 
 namespace courtpiece::gateway {
 namespace {
 
 namespace lv1 = lobby::v1;
 namespace cv1 = client::v1;
+namespace mv1 = moderation::v1;
 
 // What the fake lobby saw of the last call.
 struct Seen {
@@ -137,19 +141,27 @@ struct Outcome {
   std::unique_ptr<google::protobuf::Message> response;
 };
 
-class LobbyRouterTest : public ::testing::Test {
+class UnaryRelayTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto server = common::GrpcServer::Start({.listen_address = "127.0.0.1:0"},
                                             {&accounts_, &directory_, &admin_}, server_metrics_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    clients_ = LobbyRouter::ForClients(server_->InProcessChannel(), gate_, RealClock::Instance(),
-                                       metrics_);
-    admins_ =
-        LobbyRouter::ForAdmins(server_->InProcessChannel(), gate_, RealClock::Instance(), metrics_);
+    auto moderation = common::GrpcServer::Start({.listen_address = "127.0.0.1:0"},
+                                                {moderation_.voice_notes(), moderation_.admin()},
+                                                moderation_metrics_);
+    ASSERT_TRUE(moderation.ok()) << moderation.status();
+    moderation_server_ = *std::move(moderation);
+    const UnaryUpstreams upstreams{.lobby = server_->InProcessChannel(),
+                                   .moderation = moderation_server_->InProcessChannel()};
+    clients_ = UnaryRelay::ForClients(upstreams, gate_, RealClock::Instance(), metrics_);
+    admins_ = UnaryRelay::ForAdmins(upstreams, gate_, RealClock::Instance(), metrics_);
   }
-  void TearDown() override { server_->Shutdown(absl::Now() + absl::Seconds(1)); }
+  void TearDown() override {
+    server_->Shutdown(absl::Now() + absl::Seconds(1));
+    moderation_server_->Shutdown(absl::Now() + absl::Seconds(1));
+  }
 
   Outcome Call(UnaryRouter& router, const std::string& name,
                const google::protobuf::Message& request, UnaryContext ctx = {}) {
@@ -197,19 +209,22 @@ class LobbyRouterTest : public ::testing::Test {
   FakeDirectory directory_{seen_};
   FakeAdmin admin_{seen_};
   common::Metrics server_metrics_{"fakelobby"};
+  FakeModeration moderation_;
+  common::Metrics moderation_metrics_{"fakemoderation"};
   CallCounter metrics_;
   std::unique_ptr<common::GrpcServer> server_;
-  std::unique_ptr<LobbyRouter> clients_;
-  std::unique_ptr<LobbyRouter> admins_;
+  std::unique_ptr<common::GrpcServer> moderation_server_;
+  std::unique_ptr<UnaryRelay> clients_;
+  std::unique_ptr<UnaryRelay> admins_;
 };
 
-TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
+TEST_F(UnaryRelayTest, KnowsExactlyTheClientAndAdminMethods) {
   std::vector<std::string> names;
   for (const UnaryMethod& m : clients_->methods()) names.push_back(m.name);
   EXPECT_EQ(names, (std::vector<std::string>{"GuestLogin", "Refresh", "GetProfile", "UpdateProfile",
                                              "GetPublicProfiles", "CreateTable", "ResolveCode",
                                              "ListOpenTables", "QuickJoin", "MyTables", "GetStats",
-                                             "RecentResults"}));
+                                             "RecentResults", "UploadNote", "GetNote"}));
   EXPECT_EQ(clients_->Find("Play"), nullptr);
   EXPECT_EQ(clients_->Find("GetPlayer"), nullptr);
   EXPECT_EQ(clients_->Find("guestlogin"), nullptr);
@@ -227,7 +242,15 @@ TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
   // exists with the mirrored types.
   const auto* svc = cv1::PlayRequest::descriptor()->file()->FindServiceByName("CourtPiece");
   ASSERT_NE(svc, nullptr);
-  EXPECT_EQ(svc->method_count(), 13);  // the 12 above and Play
+  EXPECT_EQ(clients_->Find("UploadNote")->upstream,
+            "/courtpiece.moderation.v1.VoiceNotes/UploadNote");
+  EXPECT_EQ(clients_->Find("UploadNote")->backend, UnaryUpstream::kModeration);
+  EXPECT_EQ(clients_->Find("UploadNote")->request_bytes_max, 528u * 1024);
+  EXPECT_EQ(clients_->Find("GetNote")->upstream, "/courtpiece.moderation.v1.VoiceNotes/GetNote");
+  EXPECT_EQ(clients_->Find("GetNote")->backend, UnaryUpstream::kModeration);
+  EXPECT_EQ(clients_->Find("GetNote")->request_bytes_max, 64u * 1024);
+  EXPECT_EQ(clients_->Find("GuestLogin")->backend, UnaryUpstream::kLobby);
+  EXPECT_EQ(svc->method_count(), 15);  // the 14 above and Play
   for (const UnaryMethod& m : clients_->methods()) {
     const auto* md = svc->FindMethodByName(m.name);
     ASSERT_NE(md, nullptr) << m.name;
@@ -235,16 +258,36 @@ TEST_F(LobbyRouterTest, KnowsExactlyTheClientAndAdminMethods) {
     EXPECT_EQ(md->output_type(), m.response_prototype->GetDescriptor()) << m.name;
   }
   std::vector<std::string> admin;
+  const auto* lobby_admin =
+      lv1::GetPlayerRequest::descriptor()->file()->FindServiceByName("LobbyAdmin");
+  const auto* moderation_admin =
+      mv1::ListReportsRequest::descriptor()->file()->FindServiceByName("ModerationAdmin");
+  ASSERT_NE(lobby_admin, nullptr);
+  ASSERT_NE(moderation_admin, nullptr);
   for (const UnaryMethod& m : admins_->methods()) {
     admin.push_back(m.upstream);
     EXPECT_TRUE(m.needs_token && m.admin_only) << m.name;
+    const auto* svc_of = m.backend == UnaryUpstream::kModeration ? moderation_admin : lobby_admin;
+    const auto* md = svc_of->FindMethodByName(m.name);
+    ASSERT_NE(md, nullptr) << m.name;
+    EXPECT_EQ(md->input_type(), m.request_prototype->GetDescriptor()) << m.name;
+    EXPECT_EQ(md->output_type(), m.response_prototype->GetDescriptor()) << m.name;
   }
-  EXPECT_EQ(admin, (std::vector<std::string>{"/courtpiece.lobby.v1.LobbyAdmin/GetPlayer",
-                                             "/courtpiece.lobby.v1.LobbyAdmin/ListQuits",
-                                             "/courtpiece.lobby.v1.LobbyAdmin/ListRounds"}));
+  EXPECT_EQ(moderation_admin->method_count(), 7);  // every one is routed
+  EXPECT_EQ(admin,
+            (std::vector<std::string>{"/courtpiece.lobby.v1.LobbyAdmin/GetPlayer",
+                                      "/courtpiece.lobby.v1.LobbyAdmin/ListQuits",
+                                      "/courtpiece.lobby.v1.LobbyAdmin/ListRounds",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/ListReports",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/GetReport",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/ResolveReport",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/MutePlayer",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/ListMutes",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/LiftMute",
+                                      "/courtpiece.moderation.v1.ModerationAdmin/ListAudit"}));
 }
 
-TEST_F(LobbyRouterTest, GuestLoginNeedsNoTokenAndRelaysTheReply) {
+TEST_F(UnaryRelayTest, GuestLoginNeedsNoTokenAndRelaysTheReply) {
   cv1::GuestLoginRequest req;
   req.set_device_secret(std::string(40, 'x'));
   req.set_display_name("Ana");
@@ -259,7 +302,7 @@ TEST_F(LobbyRouterTest, GuestLoginNeedsNoTokenAndRelaysTheReply) {
   EXPECT_EQ(metrics_.calls, std::vector<std::string>{"GuestLogin:0"});
 }
 
-TEST_F(LobbyRouterTest, TheLobbysStatusPassesThroughExactly) {
+TEST_F(UnaryRelayTest, TheLobbysStatusPassesThroughExactly) {
   Outcome out = Call(*clients_, "GuestLogin", cv1::GuestLoginRequest());
   EXPECT_EQ(out.status, absl::InvalidArgumentError("device_secret: required"));
   EXPECT_EQ(out.response, nullptr);
@@ -271,7 +314,7 @@ TEST_F(LobbyRouterTest, TheLobbysStatusPassesThroughExactly) {
   EXPECT_EQ(out.status.code(), absl::StatusCode::kUnimplemented);  // the fake has none
 }
 
-TEST_F(LobbyRouterTest, TokenRefusalsComeBeforeAnyUpstreamCall) {
+TEST_F(UnaryRelayTest, TokenRefusalsComeBeforeAnyUpstreamCall) {
   Outcome out = Call(*clients_, "GetProfile", cv1::GetProfileRequest());
   EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
   out = Call(*clients_, "GetProfile", cv1::GetProfileRequest(), Ctx("Basic abc"));
@@ -288,7 +331,7 @@ TEST_F(LobbyRouterTest, TokenRefusalsComeBeforeAnyUpstreamCall) {
   EXPECT_TRUE(metrics_.calls.empty());
 }
 
-TEST_F(LobbyRouterTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFields) {
+TEST_F(UnaryRelayTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFields) {
   const std::string bearer = Bearer(auth::Role::kPlayer);
   cv1::CreateTableRequest req;
   req.set_request_id("r1");
@@ -318,7 +361,7 @@ TEST_F(LobbyRouterTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFie
   EXPECT_EQ(seen_.calls, calls);
 }
 
-TEST_F(LobbyRouterTest, GetPublicProfilesIsRelayedWithTheTokenAndRefusedWithoutOne) {
+TEST_F(UnaryRelayTest, GetPublicProfilesIsRelayedWithTheTokenAndRefusedWithoutOne) {
   cv1::GetPublicProfilesRequest req;
   for (const char* id : {"p-1", "bot-2", "p-abc"}) req.add_player_ids(id);
   Outcome out = Call(*clients_, "GetPublicProfiles", req);
@@ -347,7 +390,7 @@ TEST_F(LobbyRouterTest, GetPublicProfilesIsRelayedWithTheTokenAndRefusedWithoutO
             (std::vector<std::string>{"GetPublicProfiles:0", "GetPublicProfiles:3"}));
 }
 
-TEST_F(LobbyRouterTest, AdminCallsUseTheLobbysOwnTypes) {
+TEST_F(UnaryRelayTest, AdminCallsUseTheLobbysOwnTypes) {
   lv1::GetPlayerRequest get;
   get.set_player_id("p9");
   Outcome out = Call(*admins_, "GetPlayer", get, Ctx(Bearer(auth::Role::kAdmin)));
@@ -358,11 +401,71 @@ TEST_F(LobbyRouterTest, AdminCallsUseTheLobbysOwnTypes) {
   EXPECT_EQ(seen_.method, "GetPlayer");
 }
 
-TEST_F(LobbyRouterTest, ADeadLobbyIsUnavailable) {
+TEST_F(UnaryRelayTest, ADeadLobbyIsUnavailable) {
   auto dead = common::CreateGrpcChannel("127.0.0.1:1", nullptr);
-  auto router = LobbyRouter::ForClients(dead, gate_, RealClock::Instance(), metrics_);
+  auto router = UnaryRelay::ForClients({.lobby = dead, .moderation = nullptr}, gate_,
+                                       RealClock::Instance(), metrics_);
   Outcome out = Call(*router, "GuestLogin", cv1::GuestLoginRequest());
   EXPECT_EQ(out.status.code(), absl::StatusCode::kUnavailable);
+  // No moderation configured at all: its methods are UNAVAILABLE, nothing is called.
+  cv1::GetNoteRequest get;
+  get.set_note_id("n-1");
+  out = Call(*router, "GetNote", get, Ctx(Bearer(auth::Role::kPlayer)));
+  EXPECT_EQ(out.status, absl::UnavailableError("no moderation service configured for GetNote"));
+  EXPECT_TRUE(moderation_.seen().empty());
+}
+
+TEST_F(UnaryRelayTest, UploadNoteGoesToModerationWithTheBytesAndTheToken) {
+  const std::string bearer = Bearer(auth::Role::kPlayer);
+  cv1::UploadNoteRequest req;
+  req.set_table_id("t-7");
+  req.set_round(5);
+  req.set_audio(std::string("\x1a\x45\xdf\xa3\0\x01 opus", 11));
+  Outcome out = Call(*clients_, "UploadNote", req, Ctx(bearer));
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const auto& reply = dynamic_cast<const cv1::UploadNoteResponse&>(*out.response);
+  EXPECT_EQ(reply.note_id(), "n-11");
+  EXPECT_EQ(reply.round(), 5u);
+  EXPECT_EQ(reply.duration_ms(), 3210);
+  EXPECT_EQ(reply.format(), "webm/opus");
+  EXPECT_FALSE(reply.replayed());
+  std::optional<FakeModeration::Seen> seen = moderation_.last("UploadNote");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->authorization, bearer);
+  mv1::UploadNoteRequest got;
+  ASSERT_TRUE(got.ParseFromString(seen->request));
+  EXPECT_EQ(got.table_id(), "t-7");
+  EXPECT_EQ(got.round(), 5u);
+  EXPECT_EQ(got.audio(), req.audio());
+  EXPECT_EQ(seen_.calls, 0);  // nothing went to the lobby
+
+  // Moderation's refusal passes through exactly, reason word and all.
+  moderation_.Refuse("UploadNote", grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                                "muted: you cannot send voice notes until 1"));
+  out = Call(*clients_, "UploadNote", req, Ctx(bearer));
+  EXPECT_EQ(out.status, absl::PermissionDeniedError("muted: you cannot send voice notes until 1"));
+  // Without a token nothing reaches moderation.
+  const size_t calls = moderation_.seen().size();
+  out = Call(*clients_, "UploadNote", req);
+  EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
+  EXPECT_EQ(moderation_.seen().size(), calls);
+}
+
+TEST_F(UnaryRelayTest, ModerationAdminCallsUseModerationsOwnTypes) {
+  const std::string admin = Bearer(auth::Role::kAdmin);
+  mv1::ListReportsRequest list;
+  list.set_status(mv1::REPORT_STATUS_OPEN);
+  Outcome out = Call(*admins_, "ListReports", list, Ctx(admin));
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const auto& reports = dynamic_cast<const mv1::ListReportsResponse&>(*out.response);
+  ASSERT_EQ(reports.reports_size(), 1);
+  EXPECT_EQ(reports.reports(0).report_id(), "r-1");
+  EXPECT_EQ(reports.open_total(), 1);
+  EXPECT_EQ(moderation_.last("ListReports")->authorization, admin);
+
+  out = Call(*admins_, "ListReports", list, Ctx(Bearer(auth::Role::kPlayer)));
+  EXPECT_EQ(out.status, absl::PermissionDeniedError("admin role required"));
+  EXPECT_EQ(moderation_.seen().size(), 1u);
 }
 
 }  // namespace
