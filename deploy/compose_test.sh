@@ -3,7 +3,11 @@
 #  1. `docker-compose config` accepts it;
 #  2. every service that has a main.cc under services/ has a compose service of that name;
 #  3. no service sets a retired variable;
-#  4. the validator really validates: a copy with an unknown key is refused.
+#  4. the validator really validates: a copy with an unknown key is refused;
+#  5. deploy/compose_check.py: .env.example lists exactly the variables the file reads; every
+#     COURTPIECE_* variable a service is given is one its code reads; every long-running
+#     service of ours has a health check; images are pinned; Prometheus scrapes every
+#     service's metrics address; Grafana's provisioning is mounted.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 compose="$root/docker-compose.yml"
@@ -29,4 +33,11 @@ cp -r "$root/deploy" "$tmp/deploy"
 if docker-compose -f "$tmp/docker-compose.yml" config -q 2>/dev/null; then
   fail "a compose file with an unknown key was accepted: the check checks nothing"
 fi
+
+# The resolved file (anchors merged, ${VAR:-default} substituted) for the structural checks.
+docker-compose -f "$compose" config >"$tmp/resolved.yml"
+# shellcheck source=deploy/lib/python_yaml.sh
+. "$root/deploy/lib/python_yaml.sh"
+"$python_yaml" "$root/deploy/compose_check.py" "$root" "$tmp/resolved.yml" ||
+  fail "deploy/compose_check.py"
 echo "compose_test: ok ($(wc -l <<<"$defined") services)"
