@@ -13,7 +13,8 @@ and the registration must exist in services/<service>/ (not a test) or, for the 
 server/client families every service gets, in libs/common/src/. Every label matched in a
 selector (`name{label="..."}`) or grouped by (`by (label)`) must be written as a label key
 ("label" as a C++ string) in a file that defines one of the expression's metrics.
-The datasource of every panel and target must be the provisioned one.
+The datasource of every panel and target must be the provisioned one. The metric names in
+docs/operations.md (its alerts) are checked the same way.
 """
 import json
 import pathlib
@@ -135,6 +136,15 @@ def main():
             for target in targets:
                 exprs += 1
                 check_expr(where, target.get("expr", ""), errors)
+    # docs/operations.md names metrics in its alerts: they must exist too.
+    ops = ROOT / "docs" / "operations.md"
+    doc_names = set()
+    if ops.exists():
+        doc_names = set(re.findall(r"\b(courtpiece_[a-z0-9_]*[a-z0-9])\b(?![<-])", ops.read_text()))
+        for name in sorted(doc_names):
+            _, why = registration(name)
+            if why:
+                errors.append(f"docs/operations.md: {why}")
     # The check checks: a made-up metric, a made-up label and a wrong suffix are refused.
     probe = []
     check_expr("self-test", "sum(rate(courtpiece_table_no_such_thing_total[1m]))", probe)
@@ -147,7 +157,8 @@ def main():
         for e in errors:
             print(f"dashboard_test: FAIL: {e}", file=sys.stderr)
         return 1
-    print(f"dashboard_test: ok ({len(dashboards)} dashboards, {exprs} queries)")
+    print(f"dashboard_test: ok ({len(dashboards)} dashboards, {exprs} queries, "
+          f"{len(doc_names)} metric names in docs/operations.md)")
     return 0
 
 
