@@ -87,6 +87,11 @@ else:
         if want not in vols:
             errors.append(f"grafana does not mount {want}")
 
+prom = services.get("prometheus") or {}
+prom_vols = " ".join(str(v) for v in prom.get("volumes", []))
+if "deploy/prometheus/alerts.yml" not in prom_vols or "/etc/prometheus/alerts.yml" not in prometheus:
+    errors.append("prometheus: deploy/prometheus/alerts.yml is not mounted and loaded")
+
 if errors:
     for e in errors:
         print(f"compose_check: FAIL: {e}", file=sys.stderr)

@@ -14,7 +14,7 @@ server/client families every service gets, in libs/common/src/. Every label matc
 selector (`name{label="..."}`) or grouped by (`by (label)`) must be written as a label key
 ("label" as a C++ string) in a file that defines one of the expression's metrics.
 The datasource of every panel and target must be the provisioned one. The metric names in
-docs/operations.md (its alerts) are checked the same way.
+deploy/prometheus/alerts.yml and docs/operations.md are checked the same way.
 """
 import json
 import pathlib
@@ -136,6 +136,16 @@ def main():
             for target in targets:
                 exprs += 1
                 check_expr(where, target.get("expr", ""), errors)
+    # Prometheus' alerting rules: every expression checked like a panel's (the file is
+    # kept to one `expr:` line per rule, so no YAML parser is needed here).
+    rules = (ROOT / "deploy" / "prometheus" / "alerts.yml").read_text()
+    alerts = re.findall(r"^\s*- alert:\s*(\S+)\s*$", rules, re.M)
+    alert_exprs = re.findall(r"^\s*expr:\s*(.+?)\s*$", rules, re.M)
+    if not alerts or len(alerts) != len(alert_exprs) or len(set(alerts)) != len(alerts):
+        errors.append(f"alerts.yml: {len(alerts)} alerts (unique: {len(set(alerts))}) "
+                      f"and {len(alert_exprs)} one-line exprs")
+    for name, expr in zip(alerts, alert_exprs):
+        check_expr(f"alerts.yml: {name}", expr, errors)
     # docs/operations.md names metrics in its alerts: they must exist too.
     ops = ROOT / "docs" / "operations.md"
     doc_names = set()
@@ -158,7 +168,7 @@ def main():
             print(f"dashboard_test: FAIL: {e}", file=sys.stderr)
         return 1
     print(f"dashboard_test: ok ({len(dashboards)} dashboards, {exprs} queries, "
-          f"{len(doc_names)} metric names in docs/operations.md)")
+          f"{len(alerts)} alerting rules, {len(doc_names)} metric names in docs/operations.md)")
     return 0
 
 
