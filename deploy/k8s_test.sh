@@ -41,6 +41,7 @@ mutate "a probe on the metrics port" 11-lobby.yaml '0,/grpc: {port: 7001}/s//grp
 mutate "a ConfigMap key that does not exist" 14-gateway.yaml 's/key: verify-keys/key: verify-key/'
 mutate "a fixed table instance id" 13-table.yaml 's/fieldPath: metadata.name/fieldPath: metadata.namespace/'
 mutate "a writable root" 12-moderation.yaml 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/'
+mutate "a Secret key that does not exist" secret.example.yaml 's/^  signing-key:/  signing-keys:/'
 
 # Schemas and unknown fields, with the pinned npm packages.
 src="$root/deploy/k8s/validate"
@@ -51,7 +52,8 @@ if ! cmp -s "$src/package-lock.json" "$validator/package-lock.json" || [ ! -d "$
     fail "npm ci in $validator (the npm registry is needed once)"
 fi
 cp "$src/validate.mjs" "$validator/"
-node "$validator/validate.mjs" "$tmp/rendered.yaml" || fail "deploy/k8s/validate"
+node "$validator/validate.mjs" "$tmp/rendered.yaml" "$root"/deploy/k8s/*.example.yaml ||
+  fail "deploy/k8s/validate"
 sed 's/^\(\s*\)readinessProbe:$/\1readinessProbe:\n\1  grcp: {port: 1}/' "$tmp/rendered.yaml" >"$tmp/unknown.yaml"
 if node "$validator/validate.mjs" "$tmp/unknown.yaml" >/dev/null 2>&1; then
   fail "the validator accepted an unknown field (readinessProbe.grcp)"

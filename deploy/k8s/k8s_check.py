@@ -35,9 +35,14 @@ def load(manifest_dir):
     kustomization = yaml.safe_load((manifest_dir / "kustomization.yaml").read_text())
     docs = []
     listed = kustomization.get("resources", [])
-    on_disk = sorted(p.name for p in manifest_dir.glob("*.yaml") if p.name != "kustomization.yaml")
+    # *.example.yaml (the Secret) is applied by hand, never by `kubectl apply -k`, so that a
+    # re-apply cannot overwrite the real values; it is checked all the same.
+    examples = sorted(p.name for p in manifest_dir.glob("*.example.yaml"))
+    on_disk = sorted(p.name for p in manifest_dir.glob("*.yaml")
+                     if p.name != "kustomization.yaml" and p.name not in examples)
     errors = [f"{f}: not listed in kustomization.yaml" for f in on_disk if f not in listed]
-    for name in listed:
+    errors += [f"{f}: an example must not be in kustomization.yaml" for f in examples if f in listed]
+    for name in listed + examples:
         for i, doc in enumerate(yaml.safe_load_all((manifest_dir / name).read_text())):
             if doc is not None:
                 docs.append((f"{name}#{i}", doc))
