@@ -9,7 +9,7 @@
 //                                         127.0.0.1:<bound port>)
 //   COURTPIECE_TABLE_INSTANCE_ID          [A-Za-z0-9_.-], stable across restarts
 //                                         (default table-<advertised host>-<port>)
-//   COURTPIECE_TABLE_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9102)
+//   COURTPIECE_TABLE_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9104)
 //   COURTPIECE_TABLE_WALLET_ADDR          wallet gRPC                     (default 127.0.0.1:7004)
 //   COURTPIECE_TABLE_LOBBY_ADDR           lobby gRPC (LobbyRecords)       (default 127.0.0.1:7001)
 //   COURTPIECE_TABLE_MODERATION_ADDR      moderation gRPC (ReportIntake)  (default 127.0.0.1:7005)
@@ -80,7 +80,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.advertise_address = env.String("COURTPIECE_TABLE_ADVERTISE_ADDR", "");
   c.instance_id = env.String("COURTPIECE_TABLE_INSTANCE_ID", "");
   c.metrics_address =
-      env.ListenAddress("COURTPIECE_TABLE_METRICS_ADDR", "127.0.0.1:9102", /*allow_off=*/true);
+      env.ListenAddress("COURTPIECE_TABLE_METRICS_ADDR", "127.0.0.1:9104", /*allow_off=*/true);
   c.wallet_addr = env.String("COURTPIECE_TABLE_WALLET_ADDR", "127.0.0.1:7004");
   c.lobby_addr = env.String("COURTPIECE_TABLE_LOBBY_ADDR", "127.0.0.1:7001");
   c.moderation_addr = env.String("COURTPIECE_TABLE_MODERATION_ADDR", "127.0.0.1:7005");
