@@ -24,8 +24,8 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # A block of 30 ports none of which listens: base+1..7 gRPC, +10 PG, +11 Redis, +12 HTTP,
 # +21..27 metrics.
 pick_base() {
-  local try base p ok
-  for try in $(seq 1 50); do
+  local base p ok
+  for _ in $(seq 1 50); do
     base=$((20000 + (RANDOM % 300) * 40))  # below the ephemeral range (32768+)
     ok=1
     for p in $(seq "$base" $((base + 29))); do
@@ -118,7 +118,7 @@ grep -q "already up; nothing started" "$state/up2.out" || die "second up.sh did 
 
 step "down"
 ./deploy/local/down.sh >"$state/down1.out" 2>&1 || { cat "$state/down1.out" >&2; die "down.sh failed"; }
-while IFS== read -r name pid; do
+while IFS='=' read -r name pid; do
   ! kill -0 "$pid" 2>/dev/null || die "$name (pid $pid) still alive after down.sh"
 done <<<"$before"
 for p in $all_ports; do ! port_open "$p" || die "port $p still answers after down.sh"; done

@@ -12,7 +12,7 @@
 #   COURTPIECE_DOWN_WAIT_S  bound on each wait: a group to stop serving, all to exit (default 30)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 source deploy/local/services.sh
 WAIT_S=${COURTPIECE_DOWN_WAIT_S:-30}
 status=0

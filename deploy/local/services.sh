@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: the variables are used by up.sh and down.sh
 # Shared by up.sh and down.sh: ports, state folder, the services and their environment.
 # Sourced with $root set to the repository. Every port and the state folder can be moved
 # with the environment (deploy/local/README.md):
@@ -50,7 +51,8 @@ live_pid() {
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
   exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  [[ $exe == "$root/build/bin/courtpiece-"* ]] || return 1
+  # exe is the resolved path (with " (deleted)" after a rebuild: still ours).
+  [[ $exe == "$(cd "$root" && pwd -P)/build/bin/courtpiece-"* ]] || return 1
   echo "$pid"
 }
 
