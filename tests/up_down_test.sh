@@ -6,7 +6,8 @@
 #  1. up: every service's gRPC and /metrics port, the gateway's HTTP port, PostgreSQL and
 #     Redis answer; the gateway serves / (web/dist/index.html when built, else its
 #     "not built" page); POST /v1/GuestLogin makes a player (1000 coins by GetProfile) and
-#     CreateTable a table; both table instances are in Redis's cp:instances.
+#     CreateTable a table, owned by one of the two table instances, which are exactly the
+#     members of Redis's cp:instances.
 #  2. up again: a no-op (says so, exit 0, the same pids everywhere).
 #  3. down: exit 0, no pid of ours alive, no port answering.
 #  4. up again: the same device secret signs the same player in (created false) with the same
@@ -108,7 +109,9 @@ coins=$(post GetProfile '{}' "$token" | field coins)
 table=$(post CreateTable '{"requestId":"updown-1","options":{"gameOptions":"{\"game\":\"classic\"}","betCoins":"50","turnTimeMs":"15000"}}' "$token")
 table_id=$(field tableId <<<"$table")
 code=$(field code <<<"$table")
-echo "up_down_test: player $player ($coins coins), table $table_id code $code"
+owner=$(redis-cli -h 127.0.0.1 -p "$COURTPIECE_REDIS_PORT" HGET "cp:{$table_id}:owner" instance)
+[[ $owner == table-local-[12] ]] || die "table $table_id is owned by '$owner'"
+echo "up_down_test: player $player ($coins coins), table $table_id code $code on $owner"
 
 step "up again: a no-op"
 before=$(pids)

@@ -14,6 +14,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 source deploy/local/services.sh
+take_lock down.sh
 WAIT_S=${COURTPIECE_DOWN_WAIT_S:-30}
 status=0
 

@@ -56,6 +56,18 @@ live_pid() {
   echo "$pid"
 }
 
+# One up.sh or down.sh at a time per state folder: $1 names the caller. The lock is fd 9;
+# nothing long-lived may inherit it (a daemon holding it would keep the lock after the
+# script ends), so every server the scripts start gets `9>&-`.
+take_lock() {
+  mkdir -p "$STATE_DIR"
+  exec 9>"$STATE_DIR/.lock"
+  flock -n 9 || {
+    echo "$1: another up.sh or down.sh is running on $STATE_DIR; try again when it is done" >&2
+    exit 1
+  }
+}
+
 # Whether something accepts TCP connections on 127.0.0.1:$1.
 port_open() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null

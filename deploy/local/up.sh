@@ -19,6 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 source deploy/local/services.sh
+take_lock up.sh
 WAIT_S=${COURTPIECE_UP_WAIT_S:-60}
 SKIP_BUILD=${COURTPIECE_UP_SKIP_BUILD:-0}
 REGISTRY_PREFIX="cp:"  # the table tier's Redis keys (libs/placement RegistryKeys)
@@ -94,8 +95,8 @@ else
 fi
 
 mkdir -p "$STATE_DIR/run" "$STATE_DIR/log"
-./deploy/local/postgres.sh start --port "$PG_PORT" --dir "$STATE_DIR/pg"
-./deploy/local/redis.sh start --port "$REDIS_PORT" --dir "$STATE_DIR/redis"
+./deploy/local/postgres.sh start --port "$PG_PORT" --dir "$STATE_DIR/pg" 9>&-
+./deploy/local/redis.sh start --port "$REDIS_PORT" --dir "$STATE_DIR/redis" 9>&-
 admin_url=$(./deploy/local/postgres.sh url --port "$PG_PORT" --dir "$STATE_DIR/pg")
 if ! psql "$admin_url" -tAc "SELECT 1 FROM pg_database WHERE datname='courtpiece'" | grep -q 1; then
   psql "$admin_url" -qc "CREATE DATABASE courtpiece"
@@ -151,7 +152,7 @@ start_service() {
     fi
   done
   nohup env "${ENV_VARS[@]}" "$root/build/bin/courtpiece-$binary" "${ARGS[@]}" \
-    >>"$STATE_DIR/log/$name.log" 2>&1 &
+    >>"$STATE_DIR/log/$name.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$STATE_DIR/run/$name.pid"
   wait_ready "$name" "$pid" "$binary" "$grpc_port" "$@"
