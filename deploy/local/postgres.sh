@@ -161,7 +161,21 @@ stop() {
     echo "postgres.sh: not running ($DIR)"
     return 0
   fi
+  local pid i
+  pid=$(head -n 1 "$DIR/data/postmaster.pid" 2>/dev/null || true)
   as_pg "$PG_BIN/pg_ctl" stop -D "$DIR/data" -m fast -w -t "$START_TIMEOUT_S" >/dev/null
+  # pg_ctl returns once postmaster.pid is gone, which the postmaster removes just before it
+  # exits: wait for the process itself, so nothing of ours runs when we return.
+  if [[ $pid =~ ^[0-9]+$ ]]; then
+    for ((i = 0; i < START_TIMEOUT_S * 10; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "postgres.sh: postmaster $pid still running ${START_TIMEOUT_S}s after stop" >&2
+      exit 1
+    fi
+  fi
   echo "postgres.sh: stopped ($DIR)"
 }
 

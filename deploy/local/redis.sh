@@ -76,10 +76,12 @@ stop() {
     echo "redis.sh: not running on port $PORT"
     return 0
   fi
+  # The pid as read now: redis removes its pid file just before it exits.
+  local pid i
+  pid=$(cat "$DIR/redis.pid" 2>/dev/null || true)
   redis-cli -h 127.0.0.1 -p "$PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
-  local i
   for ((i = 0; i < TIMEOUT_S * 4; i++)); do
-    if ! ping && ! pid_alive; then
+    if ! ping && ! pid_alive && ! { [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; }; then
       echo "redis.sh: stopped (port $PORT)"
       return 0
     fi
