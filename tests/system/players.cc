@@ -196,6 +196,28 @@ void ExpectCoins(const Suite& suite, const Game& g, int skip_seat) {
   }
 }
 
+namespace {
+
+std::string LastEvents(const Player& p, size_t n) {
+  const std::vector<pb::TableEvent> events = p.Events();
+  std::string out;
+  for (size_t i = events.size() > n ? events.size() - n : 0; i < events.size(); ++i) {
+    absl::StrAppend(&out, events[i].seq(), ":", events[i].type(), "(", events[i].seat(), " ",
+                    events[i].detail(), ") ");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string EndOf(const Player& p) {
+  const std::optional<gateway::testing::StreamEnd> end = p.play->end();
+  if (!end.has_value()) return "running";
+  return absl::StrCat(p.play->ended() ? "ended for good: " : "ended: ", end->status.ToString(),
+                      " ws ", end->ws_close_code, " ", end->ws_reason, "; reconnects ",
+                      p.play->reconnects(), "; last events: ", LastEvents(p, 10));
+}
+
 int WinningTeam(const Player& p) {
   for (const pb::TableEvent& e : p.Events()) {
     if (e.type() == "game_over") return e.seat();

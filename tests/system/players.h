@@ -74,6 +74,8 @@ void ExpectStats(const Suite& suite, const Player& p, const std::string& game, i
 // The audit is clean and every pot empty (waits up to 20 s for late payouts).
 void ExpectAuditClean(const Suite& suite);
 
+// How `p`'s last stream ended ("running" while it runs), for failure messages.
+std::string EndOf(const Player& p);
 // What explains a coin mismatch: timeouts, bot driving, absences, resumes on one stream.
 std::string TimeoutsAndAbsences(const Player& p);
 

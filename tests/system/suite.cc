@@ -153,6 +153,7 @@ absl::Status Suite::Init() {
           "COURTPIECE_GATEWAY_VERIFY_KEYS=" + key_.PublicText(),
           "COURTPIECE_GATEWAY_WEB_ROOT=" + web_root_, "COURTPIECE_GATEWAY_COMMANDS_PER_SECOND=200",
           "COURTPIECE_GATEWAY_COMMANDS_BURST=200", log}};
+  for (const std::string& e : options_.gateway_env) processes_["gateway"].env.push_back(e);
   order_.push_back("gateway");
 
   for (const std::string& name : order_) {

@@ -63,6 +63,8 @@ struct SuiteOptions {
   absl::Duration stop_timeout = absl::Seconds(10);   // SIGTERM to exit, then SIGKILL
   // Extra "K=V" entries for the table instances (e.g. COURTPIECE_TABLE_ADOPT_GRACE=2s).
   std::vector<std::string> table_env;
+  // Extra "K=V" entries for the gateway (e.g. COURTPIECE_GATEWAY_TOKEN_SKEW=0s).
+  std::vector<std::string> gateway_env;
 };
 
 struct AuditResult {
