@@ -286,9 +286,18 @@ std::unique_ptr<gateway::testing::HttpClient> Suite::NewHttp() const {
 }
 
 gateway::testing::ScriptedPlayer::Dialer Suite::GrpcDialer(const std::string& access_token) const {
-  return gateway::testing::GrpcDialer(
-      grpc::CreateChannel(gateway_addr_, grpc::InsecureChannelCredentials()),
-      "Bearer " + access_token);
+  // A fresh channel per dial, as the WebSocket dialer makes a fresh connection: a shared
+  // channel that failed to connect while the gateway restarted stays in gRPC's reconnect
+  // backoff (up to 120 s) and answers UNAVAILABLE at once meanwhile.
+  return [address = gateway_addr_, authorization = "Bearer " + access_token]()
+             -> absl::StatusOr<std::unique_ptr<gateway::testing::PlayTransport>> {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    return gateway::testing::GrpcDialer(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args),
+        authorization)();
+  };
 }
 
 gateway::testing::ScriptedPlayer::Dialer Suite::WebSocketDialer() const {
