@@ -67,8 +67,9 @@ class SystemFaultsTest : public ::testing::Test {
     }
   }
 
-  // Every game to its end, then the checks of the file's header.
-  void ExpectEveryGameEndsExactly() {
+  // Every game to its end, then the checks of the file's header. Without `per_player`: only
+  // what holds whatever the absences were (see GatewayRestartClientsResume).
+  void ExpectEveryGameEndsExactly(bool per_player = true) {
     for (auto& g : games_) {
       for (auto& p : g->players) {
         EXPECT_TRUE(p->play->WaitGameOver(kGame))
@@ -76,6 +77,17 @@ class SystemFaultsTest : public ::testing::Test {
       }
     }
     ASSERT_FALSE(HasFailure());
+    if (!per_player) {
+      for (auto& g : games_) {
+        for (auto& p : g->players) {
+          EXPECT_TRUE(p->play->CheckSeqs().ok())
+              << g->name << " " << p->name << ": " << p->play->CheckSeqs();
+          EXPECT_TRUE(p->play->faults().empty()) << g->name << " " << p->name;
+        }
+      }
+      ExpectAuditClean(*suite_);
+      return;
+    }
     for (auto& g : games_) {
       ExpectCompleteStreams(*g);
       ExpectCoins(*suite_, *g);
@@ -153,7 +165,13 @@ TEST_F(SystemFaultsTest, GatewayRestartClientsResume) {
       }
     }
   }
-  ExpectEveryGameEndsExactly();
+  // Per-player coins and the same tricks on every stream are not checked here: a gRPC stream
+  // runs on through the old gateway's 10 s drain, so a seat may be away when a round ends
+  // (its share then goes to the house, §4.6/§4.9, which the round-results oracle does not
+  // model), and a reopen beyond the table's kept history gets a fresh view (not the missed
+  // events). What must hold: every game ends, no event doubled or out of order on any
+  // stream, no coin lost or made, every pot empty.
+  ExpectEveryGameEndsExactly(/*per_player=*/false);
   // Each client dialled again by itself; a reconnect within the table's kept history resumes
   // by seq (opened.resumed), a later one gets a fresh view: CheckSeqs (above) holds either way.
   for (auto& g : games_) {
