@@ -56,7 +56,7 @@ start() {
   fi
   mkdir -p "$DIR"
   redis-server --bind 127.0.0.1 --port "$PORT" --daemonize yes \
-    --save "" --appendonly yes --appendfsync everysec --dir "$DIR" \
+    --save "" --appendonly yes --appendfsync everysec --dir "$DIR" --databases 32 \
     --pidfile "$DIR/redis.pid" --logfile "$DIR/redis.log" >/dev/null
   local i
   for ((i = 0; i < TIMEOUT_S * 4; i++)); do

@@ -1,0 +1,196 @@
+// Faults under play, through the whole suite (tests/system/suite.h): a table instance killed
+// (-9), the gateway restarted, the lobby, the wallet and moderation restarted. After each: every
+// game ends as the rules say (each player sees game_over), no coin lost or made (the ledger
+// audit, every pot empty, each player's coins as the host's round results imply), no event
+// lost or doubled for a client that resumed (the scripted players' seq bookkeeping, the same
+// tricks seen by every seat), and no table stuck (every game reaches its end in time).
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/table/v1/table_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/system/players.h"
+#include "tests/system/suite.h"
+
+namespace courtpiece::system_test {
+namespace {
+
+namespace pb = ::courtpiece::table::v1;
+
+constexpr absl::Duration kGame = absl::Seconds(240);
+
+// Logs (to stderr) how a stream the client had to re-dial itself ended.
+void NoteRedial(const std::string& game, const Player& p) {
+  std::fprintf(stderr, "re-dialled %s %s after: %s\n", game.c_str(), p.name.c_str(),
+               EndOf(p).c_str());
+}
+
+class SystemFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Suite>> suite = Suite::Start(SuiteOptions());
+    ASSERT_TRUE(suite.ok()) << suite.status();
+    suite_ = *std::move(suite);
+  }
+  void TearDown() override {
+    games_.clear();
+    suite_.reset();
+  }
+
+  // Three games (the third stack, or hidden), each waited for until a card is down.
+  void SeatGamesAndWaitForPlay(const std::string& prefix, bool stack = true) {
+    std::vector<std::pair<std::string, std::string>> types = {
+        {"classic", R"({"game":"classic","target":3})"},
+        {"piles", R"({"game":"piles","target":10})"}};
+    if (stack) {
+      types.push_back({"stack", R"({"game":"stack","target":5})"});
+    } else {
+      types.push_back({"hidden", R"({"game":"hidden","target":10})"});
+    }
+    for (const auto& [type, options] : types) {
+      absl::StatusOr<std::unique_ptr<Game>> g = SeatGame(*suite_, prefix + type, options);
+      ASSERT_TRUE(g.ok()) << type << ": " << g.status();
+      games_.push_back(*std::move(g));
+    }
+    for (auto& g : games_) {
+      Player& host = *g->players[0];
+      ASSERT_TRUE(
+          host.play->WaitUntil([&] { return !host.play->EventSeqs("played").empty(); }, kGame))
+          << g->name;
+    }
+  }
+
+  // Every game to its end, then the checks of the file's header. Without `per_player`: only
+  // what holds whatever the absences were (see GatewayRestartClientsResume).
+  void ExpectEveryGameEndsExactly(bool per_player = true) {
+    for (auto& g : games_) {
+      for (auto& p : g->players) {
+        EXPECT_TRUE(p->play->WaitGameOver(kGame))
+            << g->name << " " << p->name << ": " << EndOf(*p) << "; " << TimeoutsAndAbsences(*p);
+      }
+    }
+    ASSERT_FALSE(HasFailure());
+    if (!per_player) {
+      for (auto& g : games_) {
+        for (auto& p : g->players) {
+          EXPECT_TRUE(p->play->CheckSeqs().ok())
+              << g->name << " " << p->name << ": " << p->play->CheckSeqs();
+          EXPECT_TRUE(p->play->faults().empty()) << g->name << " " << p->name;
+        }
+      }
+      ExpectAuditClean(*suite_);
+      return;
+    }
+    for (auto& g : games_) {
+      ExpectCompleteStreams(*g);
+      ExpectCoins(*suite_, *g);
+      const int winners = WinningTeam(*g->players[0]);
+      for (auto& p : g->players) {
+        const bool won = p->play->seat() % 2 == winners;
+        ExpectStats(*suite_, *p, GameType(*g), 1, won ? 1 : 0, won ? 0 : 1, 0);
+      }
+    }
+    ExpectAuditClean(*suite_);
+  }
+
+  static std::string GameType(const Game& g) {
+    const size_t at = g.options.find("\"game\":\"") + 8;
+    return g.options.substr(at, g.options.find('"', at) - at);
+  }
+
+  std::unique_ptr<Suite> suite_;
+  std::vector<std::unique_ptr<Game>> games_;
+};
+
+// kill -9 of the table instance that owns most games: the gateway moves the streams to the
+// survivor (which adopts the tables from Redis) and every game ends with exact coins.
+TEST_F(SystemFaultsTest, KillNineOfATableInstance) {
+  ASSERT_NO_FATAL_FAILURE(SeatGamesAndWaitForPlay("k9"));
+  std::map<std::string, int> owned;
+  const std::vector<std::string> tables = suite_->TableNames();
+  for (auto& g : games_) {
+    auto stub = pb::TableService::NewStub(
+        grpc::CreateChannel(*suite_->Address(tables[0]), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    common::SetTimeout(context, kRpc);
+    pb::GetTableRequest request;
+    request.set_table_id(g->ref.table_id());
+    pb::TableInfo info;
+    ASSERT_TRUE(stub->GetTable(&context, request, &info).ok());
+    ++owned[info.owner_addr()];
+  }
+  const std::string victim =
+      owned[*suite_->Address(tables[0])] >= owned[*suite_->Address(tables[1])] ? tables[0]
+                                                                               : tables[1];
+  ASSERT_GE(owned[*suite_->Address(victim)], 1);
+  ASSERT_TRUE(suite_->Kill9(victim).ok());
+  ExpectEveryGameEndsExactly();
+}
+
+// The gateway restarted (SIGTERM, then the same binary on the same ports): every client's
+// stream ends, the clients dial again by themselves and resume from their last seq.
+// Not with a stack game: stack games are short, and in three of three runs the stack game
+// ended while its clients were away (the gateway drains for up to 10 s), so by §4.10/§4.11
+// the seats were freed, the table closed and the clients' reopen was NOT_FOUND; the checks
+// here (every client sees game_over, coins as the results imply) do not hold then. See
+// tests/system/README.md, "Shaky / known".
+TEST_F(SystemFaultsTest, GatewayRestartClientsResume) {
+  ASSERT_NO_FATAL_FAILURE(SeatGamesAndWaitForPlay("gw", /*stack=*/false));
+  const absl::Status restarted = suite_->Restart("gateway");
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  // A stream the scripted player does not resume by itself (it resumes UNAVAILABLE only; a
+  // gRPC Play stream still open when the gateway's 10 s drain ends is cancelled): the client
+  // dials again, as an app does on any unexpected end. Each such end is logged.
+  const absl::Time until = absl::Now() + kGame;
+  for (bool all_over = false; !all_over && absl::Now() < until;
+       absl::SleepFor(absl::Milliseconds(100))) {
+    all_over = true;
+    for (auto& g : games_) {
+      for (auto& p : g->players) {
+        if (p->play->games_over() >= 1) continue;
+        all_over = false;
+        if (!p->play->ended()) continue;
+        NoteRedial(g->name, *p);
+        p->play->Stop();
+        const absl::Status again = p->play->Reconnect();
+        ASSERT_TRUE(again.ok()) << g->name << " " << p->name << ": " << again;
+        p->play->Start();
+      }
+    }
+  }
+  // Per-player coins and the same tricks on every stream are not checked here: a gRPC stream
+  // runs on through the old gateway's 10 s drain, so a seat may be away when a round ends
+  // (its share then goes to the house, §4.6/§4.9, which the round-results oracle does not
+  // model), and a reopen beyond the table's kept history gets a fresh view (not the missed
+  // events). What must hold: every game ends, no event doubled or out of order on any
+  // stream, no coin lost or made, every pot empty.
+  ExpectEveryGameEndsExactly(/*per_player=*/false);
+  // Each client dialled again by itself; a reconnect within the table's kept history resumes
+  // by seq (opened.resumed), a later one gets a fresh view: CheckSeqs (above) holds either way.
+  for (auto& g : games_) {
+    for (auto& p : g->players) {
+      EXPECT_GE(p->play->reconnects(), 1) << g->name << " " << p->name << ": " << EndOf(*p);
+    }
+  }
+}
+
+// The lobby, the wallet and moderation restarted one after another while the games play:
+// the tables' calls to them fail for a moment and are retried; nothing is lost or doubled.
+TEST_F(SystemFaultsTest, LobbyWalletAndModerationRestartUnderPlay) {
+  ASSERT_NO_FATAL_FAILURE(SeatGamesAndWaitForPlay("be"));
+  for (const std::string name : {"lobby", "wallet", "moderation"}) {
+    const absl::Status restarted = suite_->Restart(name);
+    ASSERT_TRUE(restarted.ok()) << name << ": " << restarted;
+  }
+  ExpectEveryGameEndsExactly();
+}
+
+}  // namespace
+}  // namespace courtpiece::system_test
