@@ -167,15 +167,23 @@ World& TheWorld() {
 }
 
 int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) std::abort();
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    std::perror("connect");  // the harness's trouble, not the server's: say so
-    std::abort();
+  int fd = -1;
+  // A signal (libFuzzer's own timers) may interrupt connect: that connection is left to
+  // finish in the background, so it is dropped and a new one made (at most 10 times).
+  for (int attempt = 0; fd < 0; ++attempt) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) std::abort();
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) break;
+    if (errno != EINTR || attempt >= 10) {
+      std::perror("connect");  // the harness's trouble, not the server's: say so
+      std::abort();
+    }
+    ::close(fd);
+    fd = -1;
   }
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
