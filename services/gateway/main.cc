@@ -120,7 +120,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.lobby_address = env.String("COURTPIECE_GATEWAY_LOBBY_ADDR", "127.0.0.1:7001");
   c.moderation_address = env.String("COURTPIECE_GATEWAY_MODERATION_ADDR", "127.0.0.1:7005");
   c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
-  c.redis_db = static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_DB", 0, 0, 15));
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_DB", 0, 0, 1023));
   c.redis_connections =
       static_cast<int>(env.Int("COURTPIECE_GATEWAY_REDIS_CONNECTIONS", 4, 1, 256));
   c.token_skew = env.Duration("COURTPIECE_GATEWAY_TOKEN_SKEW", auth::TokenVerifier::kDefaultSkew,

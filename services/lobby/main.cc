@@ -174,7 +174,7 @@ absl::StatusOr<Config> ReadConfig() {
       env.ListenAddress("COURTPIECE_LOBBY_METRICS_ADDR", "127.0.0.1:9102", /*allow_off=*/true);
   c.wallet_address = env.String("COURTPIECE_LOBBY_WALLET_ADDR", "127.0.0.1:7004");
   c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
-  c.redis_db = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_DB", 0, 0, 15));
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_DB", 0, 0, 1023));
   c.redis_connections = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_CONNECTIONS", 8, 1, 256));
   ReadDirectoryConfig(env, c.directory);
   c.accounts.access_ttl = env.Duration("COURTPIECE_LOBBY_ACCESS_TTL", absl::Minutes(15),

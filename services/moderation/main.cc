@@ -109,7 +109,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.metrics_address = env.ListenAddress("COURTPIECE_MODERATION_METRICS_ADDR", "127.0.0.1:9105",
                                         /*allow_off=*/true);
   c.redis_address = env.String("COURTPIECE_REDIS_ADDR", "127.0.0.1:6379");
-  c.redis_db = static_cast<int>(env.Int("COURTPIECE_MODERATION_REDIS_DB", 0, 0, 15));
+  c.redis_db = static_cast<int>(env.Int("COURTPIECE_MODERATION_REDIS_DB", 0, 0, 1023));
   c.lobby_address = env.String("COURTPIECE_MODERATION_LOBBY_ADDR", "127.0.0.1:7001");
   c.token_skew = env.Duration("COURTPIECE_MODERATION_TOKEN_SKEW", auth::TokenVerifier::kDefaultSkew,
                               absl::ZeroDuration(), absl::Minutes(5));
