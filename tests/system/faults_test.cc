@@ -22,6 +22,7 @@
 namespace courtpiece::system_test {
 namespace {
 
+namespace cv1 = ::courtpiece::client::v1;
 namespace pb = ::courtpiece::table::v1;
 
 constexpr absl::Duration kGame = absl::Seconds(240);
@@ -34,8 +35,9 @@ void NoteRedial(const std::string& game, const Player& p) {
 
 class SystemFaultsTest : public ::testing::Test {
  protected:
+  virtual SuiteOptions Options() const { return SuiteOptions(); }
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<Suite>> suite = Suite::Start(SuiteOptions());
+    absl::StatusOr<std::unique_ptr<Suite>> suite = Suite::Start(Options());
     ASSERT_TRUE(suite.ok()) << suite.status();
     suite_ = *std::move(suite);
   }
@@ -190,6 +192,68 @@ TEST_F(SystemFaultsTest, LobbyWalletAndModerationRestartUnderPlay) {
     ASSERT_TRUE(restarted.ok()) << name << ": " << restarted;
   }
   ExpectEveryGameEndsExactly();
+}
+
+// The suite on a Postgres and a Redis of its own, so that the test can restart them.
+class SystemServersTest : public SystemFaultsTest {
+ protected:
+  SuiteOptions Options() const override {
+    SuiteOptions options;
+    options.own_servers = true;
+    return options;
+  }
+
+  // A new player signs in, creates a table and finds it by its code: the lobby's Postgres
+  // and Redis connections (and the gateway's) came back by themselves.
+  void ExpectSignInAndCreateWork(const std::string& name) {
+    Player p;
+    p.name = name;
+    absl::Status login = Login(*suite_, p);
+    ASSERT_TRUE(login.ok()) << name << ": " << login;
+    auto client = suite_->NewClient();
+    cv1::CreateTableRequest create;
+    create.set_request_id("table-" + name);
+    create.mutable_options()->set_game_options(R"({"game":"classic","target":1})");
+    create.mutable_options()->set_bet_coins(kBet);
+    create.mutable_options()->set_turn_time_ms(30'000);
+    cv1::TableRef ref;
+    const grpc::Status created = client->CreateTable(As(p).get(), create, &ref);
+    ASSERT_TRUE(created.ok()) << name << ": " << created.error_message();
+    ASSERT_EQ(ref.code().size(), 6u) << ref.code();
+    cv1::ResolveCodeRequest resolve;
+    resolve.set_code(ref.code());
+    cv1::TableRef found;
+    const grpc::Status resolved = client->ResolveCode(As(p).get(), resolve, &found);
+    ASSERT_TRUE(resolved.ok()) << name << ": " << resolved.error_message();
+    EXPECT_EQ(found.table_id(), ref.table_id());
+  }
+};
+
+// Postgres restarted while the games play (the wallet's stakes and payouts and the lobby's
+// records wait and are retried), then Redis (every table's saves and the instances'
+// heartbeats wait; with a 1 s heartbeat TTL the instances may take each other's tables over
+// when it is back, and the gateway moves the streams): every game ends, streams complete,
+// coins and stats exact, the ledger clean; and sign-in, create and resolve work afterwards.
+TEST_F(SystemServersTest, PostgresAndRedisRestartUnderPlay) {
+  ASSERT_NO_FATAL_FAILURE(SeatGamesAndWaitForPlay("sv", /*stack=*/false));
+  for (const std::string name : {"postgres", "redis"}) {
+    ASSERT_TRUE(suite_->Stop(name).ok()) << name;
+    absl::SleepFor(absl::Seconds(3));
+    const absl::Status started = suite_->StartProcess(name);
+    ASSERT_TRUE(started.ok()) << name << ": " << started;
+    // Play goes on for a while before the next fault.
+    Player& host = *games_[0]->players[0];
+    const size_t played = host.play->EventSeqs("played").size();
+    EXPECT_TRUE(host.play->WaitUntil(
+        [&] {
+          return host.play->EventSeqs("played").size() >= played + 8 ||
+                 host.play->games_over() >= 1;
+        },
+        kGame))
+        << name;
+  }
+  ExpectEveryGameEndsExactly();
+  ExpectSignInAndCreateWork("after");
 }
 
 }  // namespace

@@ -63,10 +63,47 @@ absl::StatusOr<std::unique_ptr<Suite>> Suite::Start(SuiteOptions options) {
   return suite;
 }
 
+absl::Status Suite::RunScript(Server& server, const std::string& command) {
+  const std::string line = absl::StrCat(
+      COURTPIECE_SOURCE_DIR, "/deploy/local/", server.script, " ", command, " --port ", server.port,
+      " --dir ", server.dir, server.script == "postgres.sh" && command == "start" ? " --fast" : "",
+      " > ", server.dir, ".", command, ".log 2>&1");
+  const int status = std::system(line.c_str());
+  if (status != 0) {
+    return absl::InternalError(absl::StrCat(line, ": exit status ", status));
+  }
+  server.running = command == "start";
+  return absl::OkStatus();
+}
+
+absl::Status Suite::StartServers() {
+  servers_dir_ = absl::StrCat(::getenv("TMPDIR") != nullptr ? ::getenv("TMPDIR") : "/tmp",
+                              "/courtpiece_system_servers_", getpid(), "_", redis_db_);
+  std::system(absl::StrCat("rm -rf ", servers_dir_, " && mkdir -p ", servers_dir_).c_str());
+  servers_["postgres"] = {
+      .script = "postgres.sh", .port = common::FreeLoopbackPort(), .dir = servers_dir_ + "/pg"};
+  servers_["redis"] = {
+      .script = "redis.sh", .port = common::FreeLoopbackPort(), .dir = servers_dir_ + "/redis"};
+  for (auto& [name, server] : servers_) {
+    absl::Status s = RunScript(server, "start");
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Suite::Init() {
-  absl::StatusOr<std::string> redis = storage::RequiredTestEnv(storage::kTestRedisAddrEnv);
-  if (!redis.ok()) return redis.status();
-  redis_addr_ = *redis;
+  std::string pg_admin_url;  // "": the shared test server's (COURTPIECE_TEST_PG_URL)
+  if (options_.own_servers) {
+    absl::Status s = StartServers();
+    if (!s.ok()) return s;
+    redis_addr_ = absl::StrCat("127.0.0.1:", servers_["redis"].port);
+    pg_admin_url =
+        absl::StrCat("postgresql://postgres@127.0.0.1:", servers_["postgres"].port, "/postgres");
+  } else {
+    absl::StatusOr<std::string> redis = storage::RequiredTestEnv(storage::kTestRedisAddrEnv);
+    if (!redis.ok()) return redis.status();
+    redis_addr_ = *redis;
+  }
   absl::StatusOr<storage::RedisOptions> ro = storage::ParseRedisAddr(redis_addr_);
   if (!ro.ok()) return ro.status();
   ro->db = redis_db_;
@@ -78,7 +115,8 @@ absl::Status Suite::Init() {
   absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
       {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
                       {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"},
-                      {"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}});
+                      {"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}},
+       .admin_url = pg_admin_url});
   if (!db.ok()) return db.status();
   db_ = *std::move(db);
 
@@ -174,6 +212,13 @@ Suite::~Suite() {
     p.pid = -1;
   }
   if (!web_root_.empty()) std::system(absl::StrCat("rm -rf ", web_root_).c_str());
+  if (servers_.empty()) return;
+  // The database goes while its server still runs (it is dropped over a connection).
+  if (servers_["postgres"].running) db_.reset();
+  for (auto& [name, server] : servers_) {
+    if (server.running) RunScript(server, "stop").IgnoreError();
+  }
+  std::system(absl::StrCat("rm -rf ", servers_dir_).c_str());
 }
 
 absl::Status Suite::Launch(const std::string& name, Process& p) {
@@ -225,11 +270,15 @@ absl::StatusOr<std::string> Suite::Address(const std::string& name) const {
 }
 
 bool Suite::Running(const std::string& name) const {
+  if (auto server = servers_.find(name); server != servers_.end()) return server->second.running;
   auto it = processes_.find(name);
   return it != processes_.end() && it->second.pid > 0;
 }
 
 absl::Status Suite::Kill9(const std::string& name) {
+  if (servers_.count(name) > 0) {
+    return absl::InvalidArgumentError(name + ": the suite's own servers are stopped gracefully");
+  }
   absl::StatusOr<Process*> p = Find(name);
   if (!p.ok()) return p.status();
   if ((*p)->pid <= 0) return absl::FailedPreconditionError(name + " is not running");
@@ -243,6 +292,10 @@ absl::Status Suite::Kill9(const std::string& name) {
 }
 
 absl::Status Suite::Stop(const std::string& name) {
+  if (auto server = servers_.find(name); server != servers_.end()) {
+    if (!server->second.running) return absl::FailedPreconditionError(name + " is not running");
+    return RunScript(server->second, "stop");
+  }
   absl::StatusOr<Process*> p = Find(name);
   if (!p.ok()) return p.status();
   if ((*p)->pid <= 0) return absl::FailedPreconditionError(name + " is not running");
@@ -254,6 +307,10 @@ absl::Status Suite::Stop(const std::string& name) {
 }
 
 absl::Status Suite::StartProcess(const std::string& name) {
+  if (auto server = servers_.find(name); server != servers_.end()) {
+    if (server->second.running) return absl::FailedPreconditionError(name + " is running");
+    return RunScript(server->second, "start");
+  }
   absl::StatusOr<Process*> p = Find(name);
   if (!p.ok()) return p.status();
   if ((*p)->pid > 0) return absl::FailedPreconditionError(name + " is running");

@@ -17,8 +17,10 @@
 //    `options.redis_db` (so each test binary needs its own index: two binaries on one index
 //    would wipe each other), makes a signing key pair, and starts every process in
 //    dependency order, waiting for each to answer gRPC health SERVING.
-//  - Process names: "wallet", "lobby", "moderation", "gateway", "table0" .. "table<N-1>".
-//    A name outside these is InvalidArgument.
+//  - Process names: "wallet", "lobby", "moderation", "gateway", "table0" .. "table<N-1>",
+//    and with own_servers "postgres" and "redis" (Stop, StartProcess and Restart only: the
+//    scripts' graceful stop, then a start on the same port and data directory; Kill9 is
+//    InvalidArgument for them). A name outside these is InvalidArgument.
 //  - Kill9(name): SIGKILL, waits for the exit. Stop(name): SIGTERM, waits for the exit
 //    (SIGKILL after stop_timeout). Restart(name): Stop when running, then starts the same
 //    binary on the same ports with the same environment (a table keeps its instance id) and
@@ -65,6 +67,10 @@ struct SuiteOptions {
   std::vector<std::string> table_env;
   // Extra "K=V" entries for the gateway (e.g. COURTPIECE_GATEWAY_TOKEN_SKEW=0s).
   std::vector<std::string> gateway_env;
+  // Runs a Postgres and a Redis of the suite's own (deploy/local/postgres.sh --fast and
+  // redis.sh, AOF, on free ports in a temporary directory) instead of the shared test servers,
+  // so that a test may stop and restart them: the names "postgres" and "redis".
+  bool own_servers = false;
 };
 
 struct AuditResult {
@@ -122,8 +128,17 @@ class Suite {
     pid_t pid = -1;
   };
 
+  struct Server {        // a deploy/local script's server (own_servers)
+    std::string script;  // "postgres.sh" / "redis.sh"
+    int port = 0;
+    std::string dir;
+    bool running = false;
+  };
+
   explicit Suite(SuiteOptions options);
   absl::Status Init();
+  absl::Status StartServers();
+  absl::Status RunScript(Server& server, const std::string& command);
   absl::StatusOr<Process*> Find(const std::string& name);
   absl::Status Launch(const std::string& name, Process& p);
   int WaitBounded(pid_t pid);  // exit status; SIGKILLs after stop_timeout
@@ -135,7 +150,9 @@ class Suite {
   const auth::SigningKey key_;
   int redis_db_ = 15;
   std::map<std::string, Process> processes_;
-  std::vector<std::string> order_;  // start order
+  std::string servers_dir_;                // own_servers: their data, removed at the end
+  std::map<std::string, Server> servers_;  // own_servers: "postgres", "redis"
+  std::vector<std::string> order_;         // start order
 };
 
 }  // namespace courtpiece::system_test

@@ -76,7 +76,8 @@ TestDatabase::TestDatabase(std::string admin_url, std::string name)
       url_(ReplaceDatabaseInUrl(admin_url_, name_)) {}
 
 absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::Create(TestDatabaseOptions options) {
-  absl::StatusOr<std::string> admin_url = RequiredTestEnv(kTestPgUrlEnv);
+  absl::StatusOr<std::string> admin_url =
+      options.admin_url.empty() ? RequiredTestEnv(kTestPgUrlEnv) : options.admin_url;
   if (!admin_url.ok()) return admin_url.status();
   const std::string name = absl::StrCat("cpt_", UniqueSuffix());
   absl::Status created = RunAdmin(*admin_url, {absl::StrCat("CREATE DATABASE ", name)});
