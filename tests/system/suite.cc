@@ -112,11 +112,13 @@ absl::Status Suite::Init() {
     absl::Status flushed = flush.Command({"FLUSHDB"}).status();
     if (!flushed.ok()) return flushed;
   }
-  absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-      {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
-                      {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"},
-                      {"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}},
-       .admin_url = pg_admin_url});
+  storage::TestDatabaseOptions db_options{
+      .migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
+                     {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"},
+                     {"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}};
+  absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db =
+      pg_admin_url.empty() ? storage::TestDatabase::Create(std::move(db_options))
+                           : storage::TestDatabase::CreateOn(pg_admin_url, std::move(db_options));
   if (!db.ok()) return db.status();
   db_ = *std::move(db);
 

@@ -8,6 +8,8 @@
 #include <exception>
 #include <pqxx/pqxx>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -76,16 +78,20 @@ TestDatabase::TestDatabase(std::string admin_url, std::string name)
       url_(ReplaceDatabaseInUrl(admin_url_, name_)) {}
 
 absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::Create(TestDatabaseOptions options) {
-  absl::StatusOr<std::string> admin_url =
-      options.admin_url.empty() ? RequiredTestEnv(kTestPgUrlEnv) : options.admin_url;
+  absl::StatusOr<std::string> admin_url = RequiredTestEnv(kTestPgUrlEnv);
   if (!admin_url.ok()) return admin_url.status();
+  return CreateOn(*admin_url, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::CreateOn(const std::string& admin_url,
+                                                                     TestDatabaseOptions options) {
   const std::string name = absl::StrCat("cpt_", UniqueSuffix());
-  absl::Status created = RunAdmin(*admin_url, {absl::StrCat("CREATE DATABASE ", name)});
+  absl::Status created = RunAdmin(admin_url, {absl::StrCat("CREATE DATABASE ", name)});
   if (!created.ok()) {
-    return absl::Status(created.code(), absl::StrCat("creating test database via ", kTestPgUrlEnv,
-                                                     "=", *admin_url, ": ", created.message()));
+    return absl::Status(created.code(), absl::StrCat("creating test database via ", admin_url, ": ",
+                                                     created.message()));
   }
-  std::unique_ptr<TestDatabase> db(new TestDatabase(*admin_url, name));
+  std::unique_ptr<TestDatabase> db(new TestDatabase(admin_url, name));
   for (const auto& [schema, dir] : options.migrations) {
     absl::StatusOr<MigrateReport> report =
         ApplyMigrations({.pg_url = db->url(), .schema = schema, .dir = dir});

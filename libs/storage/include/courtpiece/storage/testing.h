@@ -10,9 +10,10 @@
 //   (*redis)->client().Command({"SET", (*redis)->Key("x"), "1"});
 //
 // Contract:
-//  - Create() reads COURTPIECE_TEST_PG_URL (admin URL; TestDatabaseOptions.admin_url wins
-//    when set) / COURTPIECE_TEST_REDIS_ADDR (host:port); when unset it returns
-//    FailedPrecondition saying how to start the local servers (tests must fail, not skip).
+//  - Create() reads COURTPIECE_TEST_PG_URL (admin URL) / COURTPIECE_TEST_REDIS_ADDR
+//    (host:port); when unset it returns FailedPrecondition saying how to start the local
+//    servers (tests must fail, not skip). CreateOn(admin_url, ...) uses the server given (a
+//    test that runs a server of its own).
 //  - TestDatabase creates a uniquely named database (cpt_<pid>_<n>_<random>), applies the
 //    given migration dirs in order, and in its destructor terminates that database's
 //    backends and drops it (kept when COURTPIECE_TEST_KEEP_DB=1, for debugging).
@@ -51,14 +52,13 @@ std::string ReplaceDatabaseInUrl(absl::string_view url, absl::string_view dbname
 struct TestDatabaseOptions {
   // (schema, dir) pairs applied in order with ApplyMigrations.
   std::vector<std::pair<std::string, std::string>> migrations;
-  // The server's admin URL; "" : COURTPIECE_TEST_PG_URL (a test running its own server
-  // passes that server's).
-  std::string admin_url;
 };
 
 class TestDatabase {
  public:
   static absl::StatusOr<std::unique_ptr<TestDatabase>> Create(TestDatabaseOptions options = {});
+  static absl::StatusOr<std::unique_ptr<TestDatabase>> CreateOn(const std::string& admin_url,
+                                                                TestDatabaseOptions options = {});
   ~TestDatabase();
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
