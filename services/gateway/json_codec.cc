@@ -1,6 +1,10 @@
 #include "services/gateway/json_codec.h"
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace courtpiece::gateway {
@@ -59,6 +63,77 @@ std::string JsonQuote(std::string_view raw) {
   return out;
 }
 
+// protobuf's JSON parser takes a lone value where a list belongs ({"playerIds":"p-1"} as
+// an empty list: a 200 for a request the client got wrong). After its parse succeeded,
+// CheckShape walks the JSON beside the message's descriptor, at every depth, and refuses a
+// repeated field that is not an array (and, to be sure, a map or a message that is not an
+// object, which protobuf refuses itself); names, scalar types and unknown fields are
+// protobuf's parser's to check. Well-known types (google.protobuf.*) have JSON forms of
+// their own and are left to it. Nesting deeper than kShapeDepthMax is refused (our messages
+// nest a few levels).
+constexpr int kShapeDepthMax = 32;
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+
+const FieldDescriptor* FieldForKey(const Descriptor& d, const std::string& key) {
+  if (const FieldDescriptor* f = d.FindFieldByName(key); f != nullptr) return f;
+  for (int i = 0; i < d.field_count(); ++i) {
+    if (d.field(i)->json_name() == key) return d.field(i);
+  }
+  return nullptr;
+}
+
+absl::Status CheckShape(const nlohmann::json& value, const Descriptor& d, const std::string& path,
+                        int depth);
+
+// One value of `f` (an element when f is repeated; a map's value when `map_value`).
+absl::Status CheckOneValue(const nlohmann::json& value, const FieldDescriptor& f,
+                           const std::string& path, int depth) {
+  if (f.type() != FieldDescriptor::TYPE_MESSAGE || value.is_null()) return absl::OkStatus();
+  if (f.message_type()->file()->package() == "google.protobuf") return absl::OkStatus();
+  return CheckShape(value, *f.message_type(), path, depth + 1);
+}
+
+absl::Status CheckField(const nlohmann::json& value, const FieldDescriptor& f,
+                        const std::string& path, int depth) {
+  if (value.is_null()) return absl::OkStatus();  // the field's default
+  if (f.is_map()) {
+    if (!value.is_object()) return absl::InvalidArgumentError(path + ": expected an object");
+    const FieldDescriptor& map_value = *f.message_type()->map_value();
+    for (const auto& [key, item] : value.items()) {
+      absl::Status s = CheckOneValue(item, map_value, absl::StrCat(path, ".", key), depth);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (f.is_repeated()) {
+    if (!value.is_array()) return absl::InvalidArgumentError(path + ": expected an array");
+    for (size_t i = 0; i < value.size(); ++i) {
+      absl::Status s = CheckOneValue(value[i], f, absl::StrCat(path, "[", i, "]"), depth);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  return CheckOneValue(value, f, path, depth);
+}
+
+absl::Status CheckShape(const nlohmann::json& value, const Descriptor& d, const std::string& path,
+                        int depth) {
+  if (depth > kShapeDepthMax) return absl::InvalidArgumentError(path + ": nested too deep");
+  if (!value.is_object()) {
+    return absl::InvalidArgumentError((path.empty() ? std::string("the body") : path) +
+                                      ": expected an object");
+  }
+  for (const auto& [key, item] : value.items()) {
+    const FieldDescriptor* f = FieldForKey(d, key);
+    if (f == nullptr) continue;  // protobuf's parser names it
+    absl::Status s = CheckField(item, *f, path.empty() ? key : absl::StrCat(path, ".", key), depth);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string SanitizeUtf8(std::string_view text) {
@@ -89,6 +164,14 @@ absl::Status ParseJson(std::string_view json, google::protobuf::Message* message
     std::string text(status.message().data(), status.message().size());
     if (text.empty()) text = "bad JSON";
     return absl::InvalidArgumentError(text);
+  }
+  // Well-formed for protobuf: now the shapes it lets through (see CheckShape).
+  const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  absl::Status shape = parsed.is_discarded() ? absl::InvalidArgumentError("bad JSON")
+                                             : CheckShape(parsed, *message->GetDescriptor(), "", 0);
+  if (!shape.ok()) {
+    message->Clear();
+    return shape;
   }
   return absl::OkStatus();
 }

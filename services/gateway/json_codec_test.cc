@@ -36,6 +36,44 @@ TEST(JsonCodecTest, RefusesUnknownFieldsWrongTypesAndBadJson) {
   EXPECT_FALSE(ParseJson("{", &update).message().empty());
 }
 
+TEST(JsonCodecTest, RefusesALoneValueWhereAListOrAMessageBelongs) {
+  client::v1::GetPublicProfilesRequest profiles;
+  absl::Status lone = ParseJson(R"({"playerIds":"p-1"})", &profiles);
+  EXPECT_EQ(lone.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(lone.message(), "playerIds: expected an array");
+  EXPECT_EQ(profiles.player_ids_size(), 0);
+  EXPECT_EQ(ParseJson(R"({"player_ids":["p-1", 7, {}]})", &profiles).code(),
+            absl::StatusCode::kInvalidArgument);  // protobuf's own check of the elements
+  EXPECT_EQ(ParseJson(R"({"player_ids":{"a":"p-1"}})", &profiles).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(ParseJson(R"({"playerIds":["p-1","p-2"]})", &profiles).ok());
+  EXPECT_EQ(profiles.player_ids_size(), 2);
+  ASSERT_TRUE(ParseJson(R"({"playerIds":null})", &profiles).ok());
+  EXPECT_EQ(profiles.player_ids_size(), 0);
+
+  client::v1::PlayRequest play;
+  absl::Status open = ParseJson(R"({"open":"t-1"})", &play);
+  EXPECT_EQ(open.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(play.msg_case(), client::v1::PlayRequest::MSG_NOT_SET);
+  ASSERT_TRUE(ParseJson(R"({"open":{"tableId":"t-1"}})", &play).ok());
+  EXPECT_EQ(play.open().table_id(), "t-1");
+
+  // Nested: an element of a list, and a message inside it.
+  client::v1::MyTablesResponse mine;
+  absl::Status nested = ParseJson(R"({"tables":[{"tableId":"t-1"},{"options":"x"}]})", &mine);
+  EXPECT_EQ(nested.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseJson(R"({"tables":[{"tableId":"t-1"},{"seat":[1]}]})", &mine).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mine.tables_size(), 0);
+  ASSERT_TRUE(ParseJson(R"({"tables":[{"tableId":"t-1"},{"options":{}}]})", &mine).ok());
+  EXPECT_EQ(mine.tables_size(), 2);
+  client::v1::RecentResultsResponse recent;
+  absl::Status deep = ParseJson(R"({"results":[{"scores":[1,2]},{"scores":5}]})", &recent);
+  EXPECT_EQ(deep.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(deep.message(), "results[1].scores: expected an array");
+  EXPECT_EQ(recent.results_size(), 0);
+}
+
 TEST(JsonCodecTest, PrintsCamelCaseInt64AsStringAndDefaults) {
   client::v1::Session session;
   session.set_player_id("p-1");
