@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/grpc_status.h"
@@ -51,8 +52,11 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
   };
 
   PlayReactor(grpc::CallbackServerContext* ctx, PlayService& play, const TokenGate& gate,
-              GatewayMetrics& metrics, const GrpcFrontOptions& options)
-      : metrics_(metrics), options_(options), sink_(std::make_shared<Sink>(this)) {
+              GatewayMetrics& metrics, const GrpcFrontOptions& options, PlayStreamSet& streams)
+      : metrics_(metrics),
+        options_(options),
+        streams_(streams),
+        sink_(std::make_shared<Sink>(this)) {
     metrics_.ConnectionOpened(kKind);
     absl::StatusOr<auth::Claims> claims = gate.Authenticate(Metadata(*ctx, "authorization"));
     if (!claims.ok()) {
@@ -60,6 +64,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
       FinishLocked(claims.status());
       return;
     }
+    stream_id_ = streams_.Add(sink_);
     {
       std::lock_guard<std::mutex> lock(conn_mu_);
       conn_ = play.Connect(claims->player_id, ctx->peer(), sink_);
@@ -107,6 +112,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
 
   void OnDone() override {
     ClientGone();
+    if (stream_id_ != 0) streams_.Remove(stream_id_);
     sink_->Detach();
     metrics_.ConnectionClosed(kKind);
     delete this;
@@ -165,6 +171,8 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
 
   GatewayMetrics& metrics_;
   const GrpcFrontOptions& options_;
+  PlayStreamSet& streams_;
+  uint64_t stream_id_ = 0;  // in streams_ (0: never added: refused before Connect)
   const std::shared_ptr<Sink> sink_;
   cv1::PlayRequest reading_;  // owned by the read in flight
 
@@ -181,6 +189,37 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
 };
 
 }  // namespace
+
+uint64_t PlayStreamSet::Add(std::weak_ptr<ClientSink> sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t id = next_id_++;
+  sinks_.emplace(id, std::move(sink));
+  return id;
+}
+
+void PlayStreamSet::Remove(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sinks_.erase(id);
+}
+
+void PlayStreamSet::FinishAll(const absl::Status& status) {
+  std::vector<std::shared_ptr<ClientSink>> open;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open.reserve(sinks_.size());
+    for (const auto& [id, weak] : sinks_) {
+      if (std::shared_ptr<ClientSink> sink = weak.lock(); sink != nullptr) {
+        open.push_back(std::move(sink));
+      }
+    }
+  }
+  for (const std::shared_ptr<ClientSink>& sink : open) sink->Finish(status);
+}
+
+size_t PlayStreamSet::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sinks_.size();
+}
 
 grpc::ServerUnaryReactor* GrpcFront::Unary(grpc::CallbackServerContext* ctx, const char* name,
                                            const google::protobuf::Message& request,
@@ -244,7 +283,7 @@ COURTPIECE_GATEWAY_UNARY(GetNote, GetNoteRequest, GetNoteResponse)
 
 grpc::ServerBidiReactor<cv1::PlayRequest, cv1::PlayResponse>* GrpcFront::Play(
     grpc::CallbackServerContext* ctx) {
-  return new PlayReactor(ctx, play_, gate_, metrics_, options_);
+  return new PlayReactor(ctx, play_, gate_, metrics_, options_, streams_);
 }
 
 }  // namespace courtpiece::gateway

@@ -13,17 +13,42 @@
 // code as is; a method the router lacks is UNIMPLEMENTED.
 // Metrics (kind "grpc"): Play streams as connections; unary requests/responses as messages
 // (Play messages are counted by the relay).
+// EndPlayStreams(status) ends every Play stream open now with `status` after what is queued
+// (main: UNAVAILABLE at the start of a drain, so that mobile clients dial again at once, as
+// WebSockets get 1001; their relays see the client gone).
 // Thread-safety: a grpc::Service; router, play, gate and metrics must outlive the server.
+// EndPlayStreams from any thread.
 #ifndef COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
 #define COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
 
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/status/status.h"
 #include "courtpiece/client/v1/client.grpc.pb.h"
+#include "services/gateway/client_sink.h"
 #include "services/gateway/gateway_metrics.h"
 #include "services/gateway/play_service.h"
 #include "services/gateway/token_gate.h"
 #include "services/gateway/unary_router.h"
 
 namespace courtpiece::gateway {
+
+// The Play streams open now (their sinks), for EndPlayStreams. Thread-safe.
+class PlayStreamSet {
+ public:
+  uint64_t Add(std::weak_ptr<ClientSink> sink);
+  void Remove(uint64_t id);
+  void FinishAll(const absl::Status& status);  // calls Finish outside the set's lock
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t next_id_ = 1;                                 // guarded by mu_
+  std::map<uint64_t, std::weak_ptr<ClientSink>> sinks_;  // guarded by mu_
+};
 
 struct GrpcFrontOptions {
   int play_message_bytes_max = 16 * 1024;
@@ -82,6 +107,9 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   grpc::ServerBidiReactor<client::v1::PlayRequest, client::v1::PlayResponse>* Play(
       grpc::CallbackServerContext* ctx) override;
 
+  void EndPlayStreams(const absl::Status& status) { streams_.FinishAll(status); }
+  size_t open_play_streams() const { return streams_.size(); }
+
  private:
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, const char* name,
                                   const google::protobuf::Message& request,
@@ -92,6 +120,7 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   const TokenGate& gate_;
   GatewayMetrics& metrics_;
   const GrpcFrontOptions options_;
+  PlayStreamSet streams_;
 };
 
 }  // namespace courtpiece::gateway

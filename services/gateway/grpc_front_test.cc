@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "courtpiece/auth/keys.h"
 #include "courtpiece/auth/token.h"
 #include "courtpiece/common/grpc_client.h"
@@ -323,6 +324,56 @@ TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
   stream->Finish();
   server_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, 1);
+}
+
+// The drain's first step: every open Play stream ends UNAVAILABLE at once (after what was
+// queued), the relay hears the client gone, and a stream refused before Connect never
+// counted.
+TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
+  Start();
+  grpc::ClientContext refused_ctx;
+  auto refused = stub_->Play(&refused_ctx);  // no token
+  cv1::PlayResponse none;
+  EXPECT_FALSE(refused->Read(&none));
+  EXPECT_EQ(refused->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
+      streams;
+  for (int i = 0; i < 3; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->AddMetadata("authorization", Bearer());
+    streams.push_back(stub_->Play(contexts.back().get()));
+    cv1::PlayRequest open;
+    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
+    ASSERT_TRUE(streams.back()->Write(open));
+  }
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 3; }));
+  EXPECT_EQ(front_->open_play_streams(), 3u);
+  {
+    cv1::PlayResponse queued;
+    queued.mutable_notice()->set_type("queued-before-the-end");
+    std::lock_guard<std::mutex> lock(play_.mu);
+    ASSERT_TRUE(play_.sink->Send(queued));  // the last stream's
+  }
+
+  front_->EndPlayStreams(absl::UnavailableError("gateway shutting down: dial again"));
+  for (size_t i = 0; i < streams.size(); ++i) {
+    cv1::PlayResponse response;
+    if (i == 2) {
+      ASSERT_TRUE(streams[i]->Read(&response));
+      EXPECT_EQ(response.notice().type(), "queued-before-the-end");
+    }
+    EXPECT_FALSE(streams[i]->Read(&response));
+    const grpc::Status end = streams[i]->Finish();
+    EXPECT_EQ(end.error_code(), grpc::StatusCode::UNAVAILABLE) << i;
+    EXPECT_EQ(end.error_message(), "gateway shutting down: dial again") << i;
+  }
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 3; }));
+  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(front_->open_play_streams(), 0u);
+  EXPECT_EQ(metrics_.opened.load(), 4);
+  EXPECT_EQ(metrics_.closed.load(), 4);
 }
 
 TEST_F(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {

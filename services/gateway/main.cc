@@ -237,7 +237,10 @@ int Run() {
   const int signo = signal.Wait();
   log.Info("shutting down", {{"signal", signo}});
   const absl::Time start = absl::Now();
-  http.Drain();
+  http.Drain();  // WebSockets: 1001 at once
+  // Play streams would otherwise run on through the drain; UNAVAILABLE tells a mobile client
+  // to dial again (another gateway, or this one restarted) and resume by seq at once.
+  grpc_front.EndPlayStreams(absl::UnavailableError("gateway shutting down: dial again"));
   (*server)->Shutdown(start + kDrain);
   http.Stop();
   log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
