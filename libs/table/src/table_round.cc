@@ -232,12 +232,16 @@ void Table::EndRound(int64_t now) {
     Transfer t{.key = absl::StrCat(options_.table_id, ":", round_no_, ":court_stake"),
                .step = TransferStep::kCourtStake,
                .awaited = true};
+    // One leg per account: two bots on the losing side are one house leg of twice the bet
+    // (the wallet refuses an account twice in a transfer).
+    std::map<std::string, int64_t> debit;
     int64_t in = 0;
     for (int s = 0; s < 4; ++s) {
       if (s % 2 == outcome_.winning_team) continue;
-      t.legs.push_back({SeatAccount(s), -options_.bet_coins});
+      debit[SeatAccount(s)] -= options_.bet_coins;
       in += options_.bet_coins;
     }
+    for (const auto& [account, amount] : debit) t.legs.push_back({account, amount});
     t.legs.push_back({PotAccount(), in});
     EmitTransfer(std::move(t));
     return;

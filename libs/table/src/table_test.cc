@@ -155,6 +155,27 @@ TEST_F(Scenario, EveryCourtKindPaysDouble) {
   }
 }
 
+// Two bots on the losing side of a Court: the house stakes again for both in one leg (the
+// wallet refuses an account twice in a transfer; the harness does as it does).
+TEST_F(Scenario, ACourtAgainstTwoBotsIsOneHouseLegOfTwiceTheBet) {
+  engines.script = {{0, "court", 2}};
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  h.Run(kCountInMs);
+  h.PlayPeople();
+  std::vector<Transfer> court = Transfers(h, TransferStep::kCourtStake);
+  ASSERT_EQ(court.size(), 1u);
+  EXPECT_EQ(LegsOf(court[0]), (Legs{{"house", -200}, {"pot:t1:1", 200}}));
+  std::vector<Transfer> pay = Transfers(h, TransferStep::kPayout);
+  ASSERT_EQ(pay.size(), 1u);
+  EXPECT_EQ(LegsOf(pay[0]), (Legs{{"pot:t1:1", -600}, {"player:host", 300}, {"player:a", 300}}));
+  EXPECT_EQ(h.balances["player:host"], 100'200);
+  EXPECT_EQ(h.balances["player:a"], 100'200);
+  EXPECT_EQ(h.balances["house"], -400);
+  EXPECT_EQ(h.balances["pot:t1:1"], 0);
+  EXPECT_EQ(h.Sum(), 0);
+}
+
 TEST_F(Scenario, ADrawReturnsEveryStakeToWhoeverPaidIt) {
   engines.script = {{-1, "draw", 0}};
   ASSERT_TRUE(h.Join("a").ok());

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -55,6 +56,12 @@ void TableHarness::Pump() {
       effects.push_back(f);
       effect_times.push_back(now_);
       if (f.type != EffectType::kTransfer) continue;
+      {  // as the wallet: an account at most once per transfer (ledger.cc refuses it)
+        std::set<std::string> accounts;
+        for (const TransferLeg& l : f.transfer.legs) {
+          Check(accounts.insert(l.account).second, "an account twice in one transfer");
+        }
+      }
       if (!f.transfer.awaited) {
         Settle(f.transfer);
         continue;
