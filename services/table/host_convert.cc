@@ -89,8 +89,7 @@ uint64_t RoundOfTransferKey(std::string_view key) {
   return round;
 }
 
-pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view table_id,
-                                uint64_t round_no) {
+pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view table_id) {
   pb::StoredEffect out;
   switch (effect.type) {
     case table::EffectType::kTransfer: {
@@ -163,7 +162,10 @@ pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view ta
       r->set_note_id(effect.note_id);
       r->set_author(effect.author);
       r->set_reporter(effect.player);
-      r->set_round(round_no);
+      // The note's own round: a note sent in a count-in is stored under the round that
+      // count-in opens (§5.1), a report may come after the next deal. 0 (a note restored
+      // from a snapshot that did not keep it): moderation matches any round.
+      r->set_round(effect.note_round);
       break;
     }
     case table::EffectType::kClose: {

@@ -34,8 +34,7 @@ absl::StatusOr<table::Command> CommandFromProto(const pb::TableCommand& command,
 pb::TableEvent EventToProto(const table::Event& event);
 
 // The effect as it is kept and sent, with its idempotency key (docs/table-service.md).
-pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view table_id,
-                                uint64_t round_no);
+pb::StoredEffect EffectToStored(const table::Effect& effect, std::string_view table_id);
 table::Transfer TransferFromStored(const pb::StoredEffect& effect);
 // The round a transfer key "<table>:<round>:<step>..." names; 0 when it names none.
 uint64_t RoundOfTransferKey(std::string_view key);

@@ -306,7 +306,7 @@ struct TableHost::Impl {
       // The close is an effect like the others (RecordTableClosed): saved with the state,
       // re-sent after a failover, and the table is removed only once it is acked.
       if (f.type == table::EffectType::kClose) h.closed = true;
-      h.pending.push_back(Pending{.effect = EffectToStored(f, h.id, h.table->round_no())});
+      h.pending.push_back(Pending{.effect = EffectToStored(f, h.id)});
     }
   }
 

@@ -156,6 +156,7 @@ std::string Table::Snapshot() const {
     p->set_note_id(n.note_id);
     p->set_author(n.author);
     p->set_author_seat(n.author_seat);
+    p->set_round(n.round);
     p->set_play_at_ms(n.play_at_ms);
     p->set_report_until_ms(n.report_until_ms);
     for (const std::string& r : n.reporters) p->add_reporters(r);
@@ -244,6 +245,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
     t->notes_.push_back({.note_id = p.note_id(),
                          .author = p.author(),
                          .author_seat = p.author_seat(),
+                         .round = p.round(),
                          .play_at_ms = p.play_at_ms(),
                          .report_until_ms = p.report_until_ms(),
                          .reporters = {p.reporters().begin(), p.reporters().end()}});

@@ -139,6 +139,7 @@ absl::Status Table::VoiceSent(int s, const Command& c, int64_t now) {
   VoiceNote n{.note_id = c.note_id,
               .author = seats_[s].player,
               .author_seat = s,
+              .round = voice_round_,
               .play_at_ms = now + kVoicePlayDelayMs};
   // Reports from when it starts playing until 5 s after it ends, both edges included (§5.4).
   n.report_until_ms = n.play_at_ms + c.duration_ms + kVoiceReportWindowMs;
@@ -183,8 +184,11 @@ absl::Status Table::Report(int s, const Command& c, int64_t now) {
     return absl::AlreadyExistsError("already reported");
   }
   it->reporters.push_back(p);
-  effects_.push_back(
-      {.type = EffectType::kReport, .player = p, .note_id = it->note_id, .author = it->author});
+  effects_.push_back({.type = EffectType::kReport,
+                      .player = p,
+                      .note_id = it->note_id,
+                      .author = it->author,
+                      .note_round = it->round});
   EmitTo(s, {.type = "reported", .seat = it->author_seat, .detail = it->note_id});
   return absl::OkStatus();
 }

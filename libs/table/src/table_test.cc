@@ -539,10 +539,36 @@ TEST_F(Scenario, ReportWindowIsFiveSecondsAfterPlayingAndNotYourOwn) {
   EXPECT_EQ(reports[0].player, "b");
   EXPECT_EQ(reports[0].author, "a");
   EXPECT_EQ(reports[0].note_id, "n1");
+  EXPECT_EQ(reports[0].note_round, 0u);  // before the first round: the voice round is 0
   // The window ends 5 s after the note ends.
   Command late{.type = CommandType::kReport, .player = "host", .note_id = "n1"};
   h.AdvanceTo(sent + 1'000 + 3'000 + 5'000 + 1);
   EXPECT_EQ(h.Do(late).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// §5.1/§5.4: a note sent in round 2's count-in is round 2's; reported after round 2 is dealt
+// (and after a snapshot and restore), the report names round 2, the round moderation stored
+// the note under (the table's round_no() was still 1 when the note was sent).
+TEST_F(Scenario, AReportNamesTheNotesOwnRoundEvenFromACountIn) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();  // round 1 ends; the count-in of round 2 runs
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_EQ(h.table().round_no(), 1u);
+  ASSERT_EQ(h.table().voice_round(), 2u);
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n2", .duration_ms = 3'000})
+          .ok());
+  const int64_t sent = h.now();
+  h.SnapshotRestore();
+  h.AdvanceTo(sent + 8'000);  // in the window (until sent + 9 s); round 2 dealt at 7 s
+  ASSERT_EQ(h.table().round_no(), 2u);
+  ASSERT_TRUE(h.Do({.type = CommandType::kReport, .player = "b", .note_id = "n2"}).ok());
+  std::vector<Effect> reports = h.EffectsOfType(EffectType::kReport);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].note_id, "n2");
+  EXPECT_EQ(reports[0].note_round, 2u);
 }
 
 // What the service's host reads: the people seated, the voice round, an announced note.

@@ -181,6 +181,7 @@ struct Effect {
   uint64_t game_no = 0;         // kRecordQuit: the game walked out of
   std::string game_type;        // kRecordGame, kRecordQuit: GameTypeOf(the game options)
   std::string note_id, author;  // kReport
+  uint64_t note_round = 0;      // kReport: the round the note belongs to (its voice round)
   RoundRecord round;            // kRecordRound
 };
 
@@ -219,6 +220,7 @@ struct Vote {
 struct VoiceNote {
   std::string note_id, author;
   int author_seat = -1;
+  uint64_t round = 0;  // its voice round (§5.1: a count-in belongs to the round it opens)
   int64_t play_at_ms = 0, report_until_ms = 0;
   std::vector<std::string> reporters;
 };
