@@ -295,7 +295,10 @@ void Table::Reschedule(int64_t now) {
   bool ready = AllSeatsReady();
   if (!game_active_) {
     // A game starts by itself only while every seat is held by a bot or a present person
-    // (§4.3): 7 s after that, or after the last game's end as soon as that holds.
+    // (§4.3): 7 s after that, or after the last game's end as soon as that holds. A partner
+    // swap being voted on holds it until the vote is decided, so the opponents' 20 s of
+    // silence (§4.11) can count as yes; "start now" still starts (and cancels the vote).
+    ready = ready && !(vote_.active && vote_.swap);
     if (ready && auto_start_at_ == 0) {
       auto_start_at_ = next_game_at_ != 0 ? std::max(next_game_at_, now) : now + kAutoStartMs;
       EmitAll({.type = "auto_start", .value = auto_start_at_});

@@ -59,7 +59,11 @@ absl::Status Table::SwapPartner(int s, int target, int64_t now) {
            .player = vote_.asker,
            .detail = "swap",
            .value = vote_.deadline_ms});
-  if (vote_.pending.empty()) ResolveVote(true, now);
+  if (vote_.pending.empty()) {
+    ResolveVote(true, now);
+  } else {
+    Reschedule(now);  // holds an armed automatic start until the vote is decided
+  }
   return absl::OkStatus();
 }
 
@@ -83,7 +87,10 @@ void Table::ResolveVote(bool passed, int64_t now) {
   Vote v = std::move(vote_);
   vote_ = Vote{};
   EmitAll({.type = "vote_result", .seat = v.seat, .detail = passed ? "passed" : "rejected"});
-  if (!passed) return;
+  if (!passed) {
+    Reschedule(now);  // a start the vote held goes ahead
+    return;
+  }
   if (!v.swap) {
     if (seats_[v.seat].Away()) FreeSeat(v.seat, "seat_taken", QuitNow());
     if (seats_[v.seat].kind == SeatKind::kEmpty) {

@@ -275,6 +275,42 @@ TEST_F(Spec, OneOpponentsSilenceIsAYesAndThePartnerIsNeverAsked) {
   EXPECT_EQ(h.table().seat(1).player, "a");
 }
 
+// §4.3 vs §4.11: at a full table the automatic start (7 s) waits for a swap vote, so the
+// opponents' silence can run its 20 s and count as yes; the game then starts 7 s later.
+TEST_F(Spec, AFullTableWaitsForTheSwapVoteBeforeItsAutomaticStart) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());  // the fourth seat: the automatic start is armed
+  h.Run(1'000);
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  h.Run(kAutoStartMs);  // past the armed start: held
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_TRUE(h.table().vote().active);
+  h.Run(kVoteSilenceMs - kAutoStartMs);  // silence: yes
+  EXPECT_FALSE(h.table().vote().active);
+  EXPECT_EQ(h.table().seat(2).player, "b");
+  EXPECT_EQ(h.table().seat(1).player, "a");
+  EXPECT_FALSE(h.table().game_active());
+  h.Run(kAutoStartMs - 1);
+  EXPECT_FALSE(h.table().game_active());
+  h.Run(1);
+  EXPECT_TRUE(h.table().game_active());
+}
+
+TEST_F(Spec, ARejectedSwapLetsTheHeldStartGoAhead) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Join("c").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  h.Run(kAutoStartMs + 1'000);
+  EXPECT_FALSE(h.table().game_active());
+  ASSERT_TRUE(h.Vote("c", false).ok());
+  EXPECT_FALSE(h.table().vote().active);
+  EXPECT_EQ(h.table().seat(2).player, "a");
+  h.Run(kAutoStartMs);
+  EXPECT_TRUE(h.table().game_active());
+}
+
 TEST_F(Spec, WithBotOpponentsTheSwapPassesAtOnce) {
   ASSERT_TRUE(h.Join("a").ok());
   ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 1).ok());  // a asked: silence
