@@ -303,6 +303,8 @@ void Table::AfterRound(bool game_over, int64_t now) {
     return;
   }
   SettleAwaySeats(now);
+  MaybeFinishEarly(now);  // a holdout who walked out is gone: the others may have agreed
+  if (!game_active_) return;
   Reschedule(now);
   MaybeClose();
 }
@@ -379,9 +381,11 @@ absl::Status Table::EndEarly(int s, int64_t now) {
 
 void Table::MaybeFinishEarly(int64_t now) {
   if (!game_active_ || phase_ == Phase::kStaking || phase_ == Phase::kCourtStake) return;
+  // Unanimous (§4.12): every person seated, the away ones too (they agree once back, or the
+  // check runs again when their seat is freed); a person's agreement outlasts a drop.
   int people = 0;
   for (const SeatState& st : seats_) {
-    if (st.kind != SeatKind::kPerson || st.Away()) continue;
+    if (st.kind != SeatKind::kPerson) continue;
     if (!st.end_early) return;
     ++people;
   }

@@ -77,6 +77,7 @@ absl::Status Table::Leave(int s, int64_t now) {
   // that counts was dealt it abandons the game, as an expired disconnect does: a quit (§4.5,
   // §4.9); before the game's first deal it is free (docs/table.md).
   FreeSeat(s, "left", QuitNow());
+  MaybeFinishEarly(now);
   Reschedule(now);
   MaybeClose();
   return absl::OkStatus();
@@ -277,6 +278,7 @@ void Table::ExpireKeptSeat(int s, int64_t now) {
   // Not back in time: in a game under way it is a quit (§4.9); before or between games, or
   // before a game's first deal, it is not (§4.10).
   FreeSeat(s, "not_back_in_time", QuitNow());
+  MaybeFinishEarly(now);
   Reschedule(now);
   MaybeClose();
 }

@@ -200,6 +200,40 @@ TEST_F(Spec, EndingEarlyTakesTheSeatBackFromTheBotSoTheGameEndIsNotAnAbsence) {
   EXPECT_FALSE(h.table().seat(0).bot_driving);
 }
 
+// §4.12 "unanimous": a person who dropped is still asked; the others alone cannot end the
+// game (and so take the dropped one's kept seat); back, their agreement ends it.
+TEST_F(Spec, EndingEarlyNeedsEveryPersonSeatedAlsoOneWhoDropped) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(h.table().phase(), Phase::kPlaying);
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "b").ok());
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 1u);  // the round's stakes back
+}
+
+// §4.6/§4.9 with §4.12: one who pressed Leave cannot agree; the round plays out (their bet
+// stays in the pot), their seat is freed as a quit, and then the others' agreement ends it.
+TEST_F(Spec, ALeaverDoesNotEscapeTheRoundOrTheQuitByEndingEarly) {
+  engines.target = 100;
+  engines.script = {{0, "normal", 1}};
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  h.PlayPeople();  // the bot plays b's cards; the round ends
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  ASSERT_EQ(Transfers(h, TransferStep::kPayout).size(), 1u);
+  EXPECT_EQ(h.balances["player:b"], 100'000 - 100);  // b's bet stayed in the pot
+}
+
 // ---- 2. Leaving in a count-in costs no coins; a quit only once the game is under way (§4.5).
 
 TEST_F(Spec, LeavingInTheFirstRoundsCountInIsNotAQuitAndCostsNothing) {
