@@ -562,6 +562,11 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
           Start now (bots fill empty seats)
         </button>
       )}
+      {seated && s.seats[s.mySeat]?.presence === 'bot_driving' && (
+        <button type="button" class="primary" onClick={() => send({ type: 'take_back' })} data-testid="take-back">
+          I'm back: play my own cards
+        </button>
+      )}
       {seated && s.gameOver === null && s.gameNo > 0 && !s.endEarly.includes(s.mySeat) && (
         <button type="button" class="ghost small" onClick={() => send({ type: 'end_early' })}>
           End game early

@@ -10,10 +10,10 @@
 namespace courtpiece::table {
 namespace {
 
-constexpr std::array<std::string_view, 15> kCommandNames = {
-    "join",       "leave",       "disconnect", "reconnect",     "start_now",
-    "remove_bot", "ask_bot",     "vote",       "swap_partner",  "end_early",
-    "move",       "voice_start", "voice_sent", "voice_discard", "report"};
+constexpr std::array<std::string_view, 16> kCommandNames = {
+    "join",       "leave",         "disconnect",   "reconnect", "start_now", "remove_bot",
+    "ask_bot",    "vote",          "swap_partner", "end_early", "move",      "voice_start",
+    "voice_sent", "voice_discard", "report",       "take_back"};
 
 std::string Hex(const uint8_t* data, size_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -284,6 +284,13 @@ absl::Status Table::Dispatch(int s, const Command& c, int64_t now_ms) {
       return VoiceDiscard(s, now_ms);
     case CommandType::kReport:
       return Report(s, c, now_ms);
+    case CommandType::kTakeBack:
+      // §4.7 "until you act again": the one command that does nothing but act (Handle's
+      // ReleaseBot takes the seat back once it is accepted).
+      if (!seats_[s].bot_driving) {
+        return absl::FailedPreconditionError("no bot is playing for you");
+      }
+      return absl::OkStatus();
   }
   return absl::InvalidArgumentError("unknown command");
 }

@@ -200,6 +200,29 @@ TEST_F(Spec, EndingEarlyTakesTheSeatBackFromTheBotSoTheGameEndIsNotAnAbsence) {
   EXPECT_FALSE(h.table().seat(0).bot_driving);
 }
 
+// §4.7 "until you act again": take_back is the act that changes nothing else; refused
+// (and nothing changes) when no bot drives the seat.
+TEST_F(Spec, TakeBackReturnsTheSeatFromTheBotAfterFiveTimeouts) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  EXPECT_EQ(h.Simple(CommandType::kTakeBack, "host").code(), absl::StatusCode::kFailedPrecondition);
+  for (int round = 0; round < 5; ++round) {
+    h.AdvanceTo(*h.table().NextDeadline());
+    h.PlayPeople();
+    h.Run(kCountInMs);
+  }
+  ASSERT_TRUE(h.table().seat(0).bot_driving);
+  const std::string before = h.table().Snapshot();
+  ASSERT_TRUE(h.Simple(CommandType::kTakeBack, "host").ok());
+  EXPECT_FALSE(h.table().seat(0).bot_driving);
+  EXPECT_EQ(h.table().seat(0).timeouts_in_row, 0);
+  EXPECT_EQ(h.EventsOfType("bot_released").size(), 4u);  // every seat is told
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_NE(h.table().Snapshot(), before);
+  EXPECT_EQ(CommandTypeName(CommandType::kTakeBack), "take_back");
+  EXPECT_EQ(ParseCommandType("take_back"), CommandType::kTakeBack);
+}
+
 // §4.12 "unanimous": a person who dropped is still asked; the others alone cannot end the
 // game (and so take the dropped one's kept seat); back, their agreement ends it.
 TEST_F(Spec, EndingEarlyNeedsEveryPersonSeatedAlsoOneWhoDropped) {

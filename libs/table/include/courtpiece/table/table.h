@@ -93,6 +93,7 @@ enum class CommandType : uint8_t {
   kVoiceSent,
   kVoiceDiscard,
   kReport,
+  kTakeBack,  // after five timeouts: take the seat back from the bot (§4.7)
 };
 std::string_view CommandTypeName(CommandType type);
 std::optional<CommandType> ParseCommandType(std::string_view name);
