@@ -360,6 +360,25 @@ TEST_F(Review, AGameCountsWhenTwoPeopleSatAtAnyRoundStart) {
   EXPECT_THAT(h.Quits(), ElementsAre("a"));
 }
 
+// 8d. §4.12: two people start a game, one leaves in the first count-in (free): every round is
+// dealt to one person among bots, so the game does not count (and nobody quit).
+TEST_F(Review, AGameStartedByTwoButDealtToOnePersonDoesNotCount) {
+  engines.script = {{0, "normal", 1}, {0, "normal", 1}, {0, "normal", 1}};
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kStartNow, "host").ok());
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());         // free: before the first deal
+  ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 2).ok());  // nobody to ask: passes
+  for (int round = 0; round < 3; ++round) {
+    h.Run(kCountInMs);
+    h.PlayPeople();  // every round dealt to the host alone among bots
+  }
+  EXPECT_THAT(h.Quits(), ElementsAre());
+  std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_FALSE(games[0].game.counts_for_stats);
+}
+
 // 9. Restore validates every field; corrupted snapshots never crash.
 std::string Mutated(const std::string& snap, const std::function<void(v1::TableState&)>& f) {
   v1::TableState s;

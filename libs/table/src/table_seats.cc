@@ -333,7 +333,7 @@ void Table::StartGame(int64_t now) {
   ++game_no_;
   game_courts_ = {0, 0};
   game_goon_courts_ = {0, 0};
-  game_people_ = PeopleSeated();
+  game_people_ = 0;  // counted at each deal (StartRound): who sat at the start is not enough
   for (SeatState& st : seats_) st.end_early = false;
   EmitAll({.type = "game_started", .value = static_cast<int64_t>(game_no_)});
   if (vote_.active && vote_.swap) {
