@@ -129,6 +129,9 @@ export interface TableState {
   hostSeat: number;
   betCoins: number;
   turnTimeMs: number;
+  /** The server's clock minus this device's (ms), estimated from live events; 0 until one. */
+  serverOffsetMs: number;
+  serverOffsetKnown: boolean;
   gameOptions: Record<string, unknown>;
   game: string;
   listed: boolean;
@@ -166,6 +169,26 @@ export interface TableState {
 }
 
 export const LOG_MAX = 30;
+/** A note plays this long after the server announced it (RULES.md §5.3). */
+export const NOTE_PLAY_DELAY_MS = 1000;
+
+/**
+ * The server clock's offset from this device's, from an event that the server stamped with
+ * `emittedAtServerMs` and that arrived `now`: each sample is low by the event's latency (and
+ * by far for an event replayed in a view), so the estimate keeps the highest sample, letting
+ * an old one go by 50 ms per sample (a device clock that was corrected).
+ */
+export function withServerClock(s: TableState, emittedAtServerMs: number, now: number): TableState {
+  if (!Number.isFinite(emittedAtServerMs) || emittedAtServerMs <= 0) return s;
+  const sample = emittedAtServerMs - now;
+  const serverOffsetMs = s.serverOffsetKnown ? Math.max(sample, s.serverOffsetMs - 50) : sample;
+  return { ...s, serverOffsetMs, serverOffsetKnown: true };
+}
+
+/** A server time as this device's clock reads it. */
+export function localTime(s: TableState, serverMs: number): number {
+  return serverMs - s.serverOffsetMs;
+}
 const NOTES_MAX = 8;
 
 export function emptySeats(): SeatView[] {
@@ -189,6 +212,8 @@ export function initialState(tableId: string, me: string): TableState {
     hostSeat: -1,
     betCoins: 0,
     turnTimeMs: 15000,
+    serverOffsetMs: 0,
+    serverOffsetKnown: false,
     gameOptions: { game: 'classic' },
     game: 'classic',
     listed: false,
@@ -649,7 +674,8 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
     case 'round':
       return withRound(s, (r) => ({ ...r, caller: seat, dealer: num(detail.replace('dealer ', ''), -1) }));
     case 'turn':
-      return withRound(s, (r) => ({ ...r, toAct: seat, turnDeadlineMs: value }));
+      // value = the server's now + the turn time: a sample of the server's clock.
+      return withRound(withServerClock(s, value - s.turnTimeMs, now), (r) => ({ ...r, toAct: seat, turnDeadlineMs: value }));
     case 'to_act':
       return withRound(s, (r) => ({ ...r, toAct: seat, sizesFromView: false }));
     case 'round_over':
@@ -853,8 +879,10 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
     case 'voice_idle':
       return { ...s, recording: null };
     case 'voice_note': {
+      // value = the announce's time + 1 s on the server's clock (§5.3).
+      const clocked = withServerClock(s, value - NOTE_PLAY_DELAY_MS, now);
       const notes = [...s.notes, { noteId: detail, seat, player, playAtMs: value, reported: false }];
-      return { ...s, recording: null, notes: notes.slice(-NOTES_MAX) };
+      return { ...clocked, recording: null, notes: notes.slice(-NOTES_MAX) };
     }
     case 'reported':
       return {

@@ -16,6 +16,7 @@ import {
   initialState,
   isHost,
   legalCards,
+  localTime,
   myAction,
   reduce,
   resultText,
@@ -283,7 +284,7 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
   const v = s.seats[seat];
   const r = s.round;
   const toAct = r && r.toAct === seat && !r.over;
-  const frac = toAct && r!.turnDeadlineMs ? (r!.turnDeadlineMs - now) / Math.max(1, s.turnTimeMs) : 0;
+  const frac = toAct && r!.turnDeadlineMs ? (localTime(s, r!.turnDeadlineMs) - now) / Math.max(1, s.turnTimeMs) : 0;
   const mine = seat === s.mySeat;
   const recording = s.recording?.seat === seat;
   const host = s.hostSeat === seat;
@@ -360,7 +361,7 @@ function Center(props: { s: TableState; rel: (s: number) => number; now: number;
   const { s, rel, now } = props;
   const r = s.round;
   const felt = feltCards(r);
-  const secs = (ms: number) => Math.max(0, Math.ceil((ms - now) / 1000));
+  const secs = (ms: number) => Math.max(0, Math.ceil((localTime(s, ms) - now) / 1000));
   let status = '';
   if (s.phase === 'count_in' && s.countInUntilMs) status = `Round starts in ${secs(s.countInUntilMs)} s`;
   else if (s.autoStartAtMs) status = `Game starts in ${secs(s.autoStartAtMs)} s`;
@@ -576,7 +577,7 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
         <div class="vote" role="group" aria-label="Vote">
           <span>
             {v.kind === 'bot' ? `A bot for seat ${v.seat + 1}?` : `Swap partners with ${seatName(s, v.seat)}?`}{' '}
-            <b class="countdown">{Math.max(0, Math.ceil((v.deadlineMs - now) / 1000))} s</b>
+            <b class="countdown">{Math.max(0, Math.ceil((localTime(s, v.deadlineMs) - now) / 1000))} s</b>
             <small> (silence = yes)</small>
           </span>
           {iVote && (
@@ -672,31 +673,46 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   );
 }
 
-/** Plays each note 1 s after it was sent (its playAtMs); Report until 5 s after it ends. */
+/**
+ * Plays each note 1 s after it was sent (its playAtMs, the server's clock read on this
+ * device's through state.serverOffsetMs, so a device whose clock is off still plays it on
+ * time); the audio is fetched as soon as the note is announced. Report from when it plays
+ * until 5 s after it ends (its measured duration), as the server counts the window.
+ */
 function VoicePlayer(props: { s: TableState; send: (c: any) => boolean; api: Api; now: number }) {
   const { s, send, api, now } = props;
+  const fetched = useRef(new Map<string, Promise<string>>());
   const played = useRef(new Set<string>());
-  const [ends, setEnds] = useState<Record<string, number>>({});
+  const [durations, setDurations] = useState<Record<string, number>>({});
+  const playAt = (n: { playAtMs: number }) => localTime(s, n.playAtMs);
   useEffect(() => {
     for (const n of s.notes) {
+      if (fetched.current.has(n.noteId) || now > playAt(n) + 8000) continue;
+      const audio = api.token().then((token) => fetchNote(n.noteId, token));
+      audio.catch(() => {});
+      fetched.current.set(n.noteId, audio);
+    }
+    for (const n of s.notes) {
       if (played.current.has(n.noteId)) continue;
-      if (now + 50 < n.playAtMs) continue;
+      if (now + 50 < playAt(n)) continue;
       played.current.add(n.noteId);
-      if (now > n.playAtMs + 8000) continue; // an old note from before a reload
+      if (now > playAt(n) + 8000) continue; // an old note from before a reload
+      const audio = fetched.current.get(n.noteId);
+      if (!audio) continue;
       void (async () => {
         try {
-          const url = await fetchNote(n.noteId, await api.token());
-          const a = new Audio(url);
-          a.onended = () => setEnds((e) => ({ ...e, [n.noteId]: Date.now() }));
-          setEnds((e) => ({ ...e, [n.noteId]: Date.now() + 7000 }));
+          const a = new Audio(await audio);
+          a.onloadedmetadata = () => {
+            if (Number.isFinite(a.duration)) setDurations((d) => ({ ...d, [n.noteId]: Math.round(a.duration * 1000) }));
+          };
           await a.play();
         } catch {
-          setEnds((e) => ({ ...e, [n.noteId]: Date.now() }));
+          setDurations((d) => ({ ...d, [n.noteId]: 0 }));
         }
       })();
     }
   }, [now, s.notes.length]);
-  const live = s.notes.filter((n) => n.seat !== s.mySeat && now >= n.playAtMs - PLAY_DELAY_MS && now <= (ends[n.noteId] ?? n.playAtMs + 7000) + REPORT_GRACE_MS);
+  const live = s.notes.filter((n) => n.seat !== s.mySeat && now >= playAt(n) - PLAY_DELAY_MS && now <= playAt(n) + (durations[n.noteId] ?? 7000) + REPORT_GRACE_MS);
   if (!live.length) return null;
   return (
     <div class="notes">
@@ -706,7 +722,7 @@ function VoicePlayer(props: { s: TableState; send: (c: any) => boolean; api: Api
           {n.reported ? (
             <small> reported</small>
           ) : (
-            now >= n.playAtMs && (
+            now >= playAt(n) && (
               <button type="button" class="mini warn" onClick={() => send({ type: 'report', noteId: n.noteId })}>
                 Report
               </button>

@@ -9,6 +9,7 @@ import {
   feltCards,
   initialState,
   legalCards,
+  localTime,
   myAction,
   profilesWanted,
   reduce,
@@ -388,6 +389,29 @@ describe('voice', () => {
     expect(s.notes[0].reported).toBe(true);
     s = run(s, ev('voice_recording', { seat: 2, value: '1' }), ev('voice_idle', { seat: 2, detail: 'discarded' }));
     expect(s.recording).toBeNull();
+  });
+});
+
+describe('the server clock', () => {
+  it('is estimated from live turn and voice_note events: the highest sample wins', () => {
+    seq = 0;
+    // This device's clock is 10 s behind the server's: a turn stamped at server 21,000 with a
+    // 15 s turn time arrives when the device reads 11,020 (20 ms on the way).
+    let s = reduce(table(), ev('turn', { seat: 1, value: String(21000 + 15000) }), 11020);
+    expect(s.serverOffsetKnown).toBe(true);
+    expect(s.serverOffsetMs).toBe(9980);
+    // A slower event lowers nothing; a quicker one raises the estimate.
+    s = reduce(s, ev('turn', { seat: 2, value: String(22000 + 15000) }), 12100);
+    expect(s.serverOffsetMs).toBe(9930); // max(9900, 9980 - 50)
+    s = reduce(s, ev('voice_note', { seat: 2, player: 'p-partner2', detail: 'n-1', value: String(23000 + 1000) }), 13005);
+    expect(s.serverOffsetMs).toBe(9995);
+    // The note plays 1 s after its announce on this device's clock too.
+    expect(localTime(s, s.notes[0].playAtMs)).toBe(14005);
+  });
+  it('ignores events without a time', () => {
+    const s = reduce(table(), ev('turn', { seat: 1, value: '0' }), 5000);
+    expect(s.serverOffsetKnown).toBe(false);
+    expect(s.serverOffsetMs).toBe(0);
   });
 });
 
