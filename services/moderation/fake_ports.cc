@@ -131,7 +131,7 @@ absl::StatusOr<Announced> FakeTablePort::AnnounceVoiceNote(const Announcement& n
   if (absl::Status s = Injected(Method::kAnnounceVoiceNote); !s.ok()) return s;
   Table* t = Find(note.table_id);
   if (t == nullptr) return absl::NotFoundError(absl::StrCat("unknown table ", note.table_id));
-  if (note.duration_ms < 1 || note.duration_ms > 7000 || note.note_id.empty()) {
+  if (note.duration_ms < 1 || note.duration_ms > 7500 || note.note_id.empty()) {
     return absl::InvalidArgumentError("malformed announcement");
   }
   const int64_t play_at_ms =

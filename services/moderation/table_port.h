@@ -37,7 +37,7 @@ struct Announcement {
   std::string player;
   uint64_t round = 0;
   std::string note_id;
-  int64_t duration_ms = 0;  // 1..7000
+  int64_t duration_ms = 0;  // 1..7500 (7 s and the tolerance)
 };
 struct Announced {
   int64_t play_at_ms = 0;

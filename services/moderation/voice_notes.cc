@@ -176,7 +176,8 @@ absl::StatusOr<UploadResult> VoiceNotes::Announce(const NoteRow& note, bool stor
                    .player = note.author,
                    .round = note.round,
                    .note_id = note.note_id,
-                   .duration_ms = std::clamp<int64_t>(note.duration_ms, 1, kNoteDurationMaxMs)},
+                   .duration_ms = std::clamp<int64_t>(
+                       note.duration_ms, 1, kNoteDurationMaxMs + kNoteDurationToleranceMs)},
       deadline);
   if (announced.ok()) {
     return UploadResult{.note = note, .replayed = stored_before || announced->replayed};

@@ -297,7 +297,7 @@ TEST_F(ServerTest, AnnounceVoiceNoteAnnouncesToEveryStreamAndReplays) {
   {
     grpc::ClientContext ctx;
     common::SetTimeout(ctx, absl::Seconds(10));
-    req.set_duration_ms(7'001);
+    req.set_duration_ms(7'501);
     EXPECT_EQ(stub->AnnounceVoiceNote(&ctx, req, &out).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT);
   }

@@ -1394,9 +1394,11 @@ void TableHost::AnnounceVoiceNote(const table::v1::AnnounceVoiceNoteRequest& req
     done(absl::InvalidArgumentError("note_id: 1..64 chars of [A-Za-z0-9_-]"));
     return;
   }
-  if (request.duration_ms() < 1 || request.duration_ms() > table::kVoiceMaxMs) {
-    done(absl::InvalidArgumentError(
-        absl::StrCat("duration_ms: 1..", table::kVoiceMaxMs, ", got ", request.duration_ms())));
+  if (request.duration_ms() < 1 ||
+      request.duration_ms() > table::kVoiceMaxMs + table::kVoiceToleranceMs) {
+    done(absl::InvalidArgumentError(absl::StrCat("duration_ms: 1..",
+                                                 table::kVoiceMaxMs + table::kVoiceToleranceMs,
+                                                 ", got ", request.duration_ms())));
     return;
   }
   if (impl_->shutting_down.load()) {

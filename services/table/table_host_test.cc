@@ -561,7 +561,7 @@ TEST_F(Voice, AnnounceChecksItsInputTheTableAndItsOwner) {
   EXPECT_EQ(Announce(Req("a", "n 1")).status().code(), bad);
   EXPECT_EQ(Announce(Req("a", std::string(65, 'n'))).status().code(), bad);
   EXPECT_EQ(Announce(Req("a", "n1", 0)).status().code(), bad);
-  EXPECT_EQ(Announce(Req("a", "n1", 7'001)).status().code(), bad);
+  EXPECT_EQ(Announce(Req("a", "n1", 7'501)).status().code(), bad);
   EXPECT_EQ(Announce(Req("", "n1")).status().code(), bad);
   EXPECT_EQ(Announce(Req("a", "n1", 3'000, 0, "t/1")).status().code(), bad);
   EXPECT_EQ(Announce(Req("a", "n1", 3'000, 0, "nope")).status().code(),

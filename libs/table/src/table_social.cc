@@ -137,8 +137,8 @@ absl::Status Table::VoiceStart(int s, int64_t now) {
 absl::Status Table::VoiceSent(int s, const Command& c, int64_t now) {
   if (recording_seat_ != s) return absl::FailedPreconditionError("you are not recording");
   if (c.note_id.empty()) return absl::InvalidArgumentError("note_id is required");
-  if (c.duration_ms <= 0 || c.duration_ms > kVoiceMaxMs) {
-    return absl::InvalidArgumentError("a voice note lasts 1..7000 ms");
+  if (c.duration_ms <= 0 || c.duration_ms > kVoiceMaxMs + kVoiceToleranceMs) {
+    return absl::InvalidArgumentError("a voice note lasts 1..7500 ms");
   }
   recording_seat_ = -1;
   recording_until_ = 0;

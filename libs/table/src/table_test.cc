@@ -482,7 +482,7 @@ TEST_F(Scenario, VoiceNotesLockAllowanceAndPlayDelay) {
   EXPECT_EQ(rec.value, h.now() + 7'000);
   EXPECT_EQ(h.Simple(CommandType::kVoiceStart, "b").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(
-      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 7'001})
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 7'501})
           .code(),
       absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(

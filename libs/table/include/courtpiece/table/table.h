@@ -35,6 +35,10 @@ inline constexpr int64_t kVoteSilenceMs = 20'000;
 inline constexpr int64_t kKeepSeatInGameMs = 600'000;
 inline constexpr int64_t kKeepSeatOutsideGameMs = 60'000;
 inline constexpr int64_t kVoiceMaxMs = 7'000;
+// A recording measured a little over 7 s (the encoder's last frame): moderation accepts it
+// (docs/moderation.md "Limits"), and the table takes its real length, so the report window
+// runs its full 5 s after it ends (§5.4).
+inline constexpr int64_t kVoiceToleranceMs = 500;
 inline constexpr int64_t kVoiceUploadGraceMs = 3'000;  // lock held this long past 7 s
 inline constexpr int64_t kVoicePlayDelayMs = 1'000;
 inline constexpr int64_t kVoiceReportWindowMs = 5'000;  // after the note ends (§5.4)
