@@ -94,6 +94,7 @@ DealSampler::DealSampler(const rules::Rules& rules, const rules::SeatView& view)
     slots_.push_back({static_cast<int8_t>(caller), 0xF, -1, true});
   }
   for (const Slot& slot : slots_) ++open_by_suits_[slot.suits];
+  model_call_ = rules.HasCall() && me != caller;
   std::stable_sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) {
     return std::popcount(a.suits) < std::popcount(b.suits);
   });
@@ -135,13 +136,15 @@ bool DealSampler::Feasible(CardSet pool, const std::array<int, 16>& open) {
 bool DealSampler::Sample(SplitMix64& rng, Round* out, int max_tries) {
   for (int i = 0; i < max_tries; ++i) {
     ++draws_;
-    if (Draw(rng, out)) return true;
+    // The call model is dropped for the last half of the tries: a consistent deal first.
+    const bool model_call = model_call_ && i < max_tries / 2;
+    if (Draw(rng, out, model_call)) return true;
     ++rejected_;
   }
   return false;
 }
 
-bool DealSampler::Draw(SplitMix64& rng, Round* out) {
+bool DealSampler::Draw(SplitMix64& rng, Round* out, bool model_call) {
   std::array<CardSet, 4> held = known_;
   std::vector<Card> face_down(face_down_.size(), 0);
   int hidden_card = view_.face_down_card;
@@ -178,7 +181,35 @@ bool DealSampler::Draw(SplitMix64& rng, Round* out) {
   } else if (hidden_game_) {
     held[static_cast<size_t>(caller)].Add(static_cast<Card>(hidden_card));
   }
+  if (model_call && !CallPlausible(rng, held[static_cast<size_t>(caller)], hidden_card)) {
+    return false;
+  }
   return Replay(held, hidden_card, face_down, out);
+}
+
+// Callers name their strongest suit of their first five (the heuristic bot scores a suit
+// 10 + rank per card; people do much the same). Five random cards of the sampled hand
+// (with the face-down one in hidden) must make the trump such a suit: accepting with that
+// probability weighs each deal by how likely the call was from it.
+bool DealSampler::CallPlausible(SplitMix64& rng, CardSet caller_cards, int hidden_card) const {
+  const int trump = hidden_game_ ? SuitOf(static_cast<Card>(hidden_card)) : view_.trump;
+  std::array<int, 4> score{};
+  CardSet rest = caller_cards;
+  int picks = 5;
+  if (hidden_game_) {
+    rest.Remove(static_cast<Card>(hidden_card));
+    score[trump] += 10 + rules::RankOf(static_cast<Card>(hidden_card));
+    --picks;
+  }
+  for (int k = 0; k < picks && !rest.empty(); ++k) {
+    const Card c = rest.Nth(rng.Below(rest.size()));
+    rest.Remove(c);
+    score[SuitOf(c)] += 10 + rules::RankOf(c);
+  }
+  for (int s = 0; s < 4; ++s) {
+    if (score[s] > score[trump]) return false;
+  }
+  return true;
 }
 
 bool DealSampler::Replay(const std::array<CardSet, 4>& held, int hidden_card,

@@ -136,8 +136,8 @@ TEST(SamplerTest, KnownCardsStayPutAndUnseenOnesMove) {
   bool moved = false;
   for (int s = 0; s < 4; ++s) moved |= a.hand(s) != b.hand(s);
   EXPECT_TRUE(moved);
-  EXPECT_EQ(sampler.draws(), 2);
-  EXPECT_EQ(sampler.rejected(), 0);
+  // Draws the call model turned down are redrawn.
+  EXPECT_EQ(sampler.draws(), 2 + sampler.rejected());
 }
 
 }  // namespace

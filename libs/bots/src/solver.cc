@@ -132,10 +132,93 @@ int MinimaxBrute(const Round& r, int team) {
 
 int TerminalValue(const Round& round, int team) {
   const rules::RoundResult& res = round.result();
-  const int diff = res.count[team] - res.count[1 - team];
-  if (res.winner < 0) return diff;
+  if (res.winner < 0) return 0;
   const int points = round.rules().game == GameType::kStack ? 1 : res.points;
-  return (res.winner == team ? 1 : -1) * kPointValue * points + diff;
+  return (res.winner == team ? 1 : -1) * kPointValue * points;
+}
+
+namespace {
+
+// The suit with trump power for cards played now, or -1.
+int ActiveTrump(const Round& r) {
+  if (r.rules().game == GameType::kHidden && !r.trump_shown()) return -1;
+  return r.trump();
+}
+
+int RolloutStrength(const Round& r, Card c, int led, int trump) {
+  if (rules::SuitOf(c) == trump) return 200 + rules::RankOf(c);
+  // Kaat: the first card off the led suit sets the trump and is one.
+  if (trump < 0 && r.rules().game == GameType::kKaat && rules::SuitOf(c) != led) {
+    return 200 + rules::RankOf(c);
+  }
+  return rules::SuitOf(c) == led ? 100 + rules::RankOf(c) : 0;
+}
+
+Card Cheapest(CardSet cards, int trump) {
+  const CardSet side = CardSet(cards.bits() & ~(trump >= 0 ? CardSet::Suit(trump).bits() : 0));
+  const CardSet from = side.empty() ? cards : side;
+  Card best = from.First();
+  for (Card c : from) {
+    if (rules::RankOf(c) < rules::RankOf(best)) best = c;
+  }
+  return best;
+}
+
+// The rollout's move, all hands known: lead a card no other hand can beat in its suit (else
+// the cheapest), let a partner's winning card stand, else win as cheaply as possible, else
+// throw the cheapest.
+Card RolloutCard(const Round& r) {
+  const CardSet playable = r.PlayableCards();
+  const int seat = r.turn();
+  const int trump = ActiveTrump(r);
+  const auto trick = r.current_trick();
+  if (trick.empty()) {
+    CardSet others;
+    for (int s = 0; s < 4; ++s) {
+      if (s != seat) others = others | r.hand(s);
+    }
+    for (Card c : playable) {
+      if (rules::SuitOf(c) == trump) continue;
+      const uint64_t above =
+          others.bits() & CardSet::Suit(rules::SuitOf(c)).bits() & ~((uint64_t{2} << c) - 1);
+      if (above == 0) return c;
+    }
+    return Cheapest(playable, trump);
+  }
+  const int led = rules::SuitOf(trick[0]);
+  const int n = static_cast<int>(trick.size());
+  int best = -1, best_pos = 0;
+  for (int i = 0; i < n; ++i) {
+    const int st = RolloutStrength(r, trick[static_cast<size_t>(i)], led, trump);
+    if (st > best) {
+      best = st;
+      best_pos = i;
+    }
+  }
+  const int winner = (seat - n + best_pos + 8) & 3;
+  if (winner == (seat ^ 2)) return Cheapest(playable, trump);
+  int cheapest_win = 1 << 20;
+  Card pick = Cheapest(playable, trump);
+  for (Card c : playable) {
+    const int st = RolloutStrength(r, c, led, trump);
+    if (st > best && st < cheapest_win) {
+      cheapest_win = st;
+      pick = c;
+    }
+  }
+  return pick;
+}
+
+}  // namespace
+
+int RolloutValue(const Round& round, int team, int64_t* moves) {
+  Round r = round;
+  while (!r.over()) {
+    r.ApplyChecked(rules::Move::Play(r.turn(), RolloutCard(r)));
+    if (moves != nullptr) ++*moves;
+  }
+  const auto count = r.result().count;
+  return TerminalValue(r, team) + (count[team] - count[1 - team]);
 }
 
 int HorizonValue(const Round& round, int team) {
@@ -226,7 +309,7 @@ int Solver::Search(const Round& r, int alpha, int beta) {
   const bool boundary = r.current_trick().empty();
   if (boundary && r.completed_tricks() >= horizon_) {
     hit_horizon_ = true;
-    return HorizonValue(r, team_);
+    return limits_.rollout_at_horizon ? RolloutValue(r, team_, &nodes_) : HorizonValue(r, team_);
   }
   if (++nodes_ > budget_) {
     aborted_ = true;

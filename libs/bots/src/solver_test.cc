@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "courtpiece/common/test_scale.h"
 #include "test_positions.h"
 
@@ -98,14 +100,32 @@ TEST(SolverTest, MovesKeepTheDeepestCompleteHorizon) {
   EXPECT_EQ(values, again);  // deterministic
 }
 
-TEST(SolverTest, TerminalValueScoresPointsThenCounts) {
+TEST(SolverTest, TerminalValueIsSignedPoints) {
   const rules::Rules r = rules::DefaultRules(rules::GameType::kClassic);
   rules::Round rd = RandomPosition(r, 11, 0);
   ASSERT_TRUE(rd.over());
   const rules::RoundResult& res = rd.result();
   const int w = res.winner;
-  EXPECT_EQ(TerminalValue(rd, w), kPointValue * res.points + res.count[w] - res.count[1 - w]);
-  EXPECT_EQ(TerminalValue(rd, 1 - w), -TerminalValue(rd, w));
+  EXPECT_EQ(TerminalValue(rd, w), kPointValue * res.points);
+  EXPECT_EQ(TerminalValue(rd, 1 - w), -kPointValue * res.points);
+}
+
+// With rollouts the horizon is scored by the greedy playout: a search whose horizon is the
+// trick just finished returns exactly the rollout's value.
+TEST(SolverTest, RolloutScoresTheHorizon) {
+  for (const Variant& v : AllVariants()) {
+    Solver solver(
+        SolverLimits{.node_budget = 1'000, .tt_entries_log2 = 10, .rollout_at_horizon = true});
+    for (uint64_t n = 0; n < 20; ++n) {
+      const rules::Round r = RandomPosition(v.rules, n, 32 - static_cast<int>(n % 2) * 4);
+      if (r.over() || !r.current_trick().empty()) continue;
+      int64_t moves = 0;
+      const int value = RolloutValue(r, 0, &moves);
+      EXPECT_GT(moves, 0);
+      EXPECT_LT(std::abs(value % kPointValue), 14) << v.name;  // points, then the count
+      EXPECT_EQ(solver.Solve(r, 0, r.completed_tricks()).value, value) << v.name;
+    }
+  }
 }
 
 }  // namespace

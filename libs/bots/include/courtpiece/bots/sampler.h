@@ -11,7 +11,9 @@
 // piles, stack and marker are the engine's, and a deal that breaks any rule is rejected
 // and drawn again. Cards are dealt to the tightest seats first, uniformly among the cards
 // they may hold (never into a dead end: each card keeps the rest dealable, by Hall's
-// condition on the suits): consistent, not exactly the posterior (docs/bots.md).
+// condition on the suits), and, when another seat called, weighed by how likely the call
+// was from the deal (CallPlausible, in the first half of the tries): consistent, close
+// to but not exactly the posterior (docs/bots.md).
 // Thread-safety: a DealSampler is a value (Sample() updates its counters); one per thread.
 #ifndef COURTPIECE_BOTS_SAMPLER_H_
 #define COURTPIECE_BOTS_SAMPLER_H_
@@ -50,7 +52,8 @@ class DealSampler {
     int8_t index = 0;
   };
 
-  bool Draw(SplitMix64& rng, rules::Round* out);
+  bool Draw(SplitMix64& rng, rules::Round* out, bool model_call);
+  bool CallPlausible(SplitMix64& rng, rules::CardSet caller_cards, int hidden_card) const;
   static bool Feasible(rules::CardSet pool, const std::array<int, 16>& open);
   bool Replay(const std::array<rules::CardSet, 4>& held, int hidden_card,
               const std::vector<rules::Card>& face_down, rules::Round* out) const;
@@ -65,6 +68,7 @@ class DealSampler {
   std::array<int, 16> open_by_suits_{};    // slots per suit mask
   std::vector<Position> face_down_;        // unseen face-down throws, in play order
   rules::CardSet show_candidates_;         // hidden, trump shown: cards the face-down one may be
+  bool model_call_ = false;  // another seat called: weigh deals by the call (CallPlausible)
   int64_t draws_ = 0;
   int64_t rejected_ = 0;
 };

@@ -34,11 +34,12 @@ absl::StatusOr<Level> ParseLevel(absl::string_view name);
 
 struct SearchOptions {
   Level level = Level::kNormal;
-  uint64_t seed = 0;            // mixed with the decision's position in the round
-  int samples = 8;              // deals drawn per decision
-  int64_t node_budget = 4'000;  // solver nodes per decision, split evenly over the samples
-  int tt_entries_log2 = 12;     // the solver's table: 2^this entries of 16 bytes
-  int sample_tries_max = 16;    // draws per sample before it is given up
+  uint64_t seed = 0;               // mixed with the decision's position in the round
+  int samples = 8;                 // deals drawn per decision
+  int64_t node_budget = 4'000;     // solver nodes per decision, split evenly over the samples
+  int tt_entries_log2 = 12;        // the solver's table: 2^this entries of 16 bytes
+  int sample_tries_max = 16;       // draws per sample before it is given up
+  bool rollout_at_horizon = true;  // SolverLimits::rollout_at_horizon
 };
 // The presets of each level (easy: search fields unused).
 SearchOptions LevelOptions(Level level, uint64_t seed = 0);

@@ -4,10 +4,10 @@
 // Courts, the hidden trump, the stack and marker are exactly the engine's).
 //
 // Values are from one team's side (higher is better for it): a finished round is worth
-// kPointValue * (its game points, signed: + if the team won, - if it lost; stack: 1 for the
-// game) plus the team's count minus the other's (tricks in classic, picked up in pile
-// games, stack points) as a tie-break. A search stopped at a trick horizon scores the
-// position with HorizonValue (|value| < kPointValue).
+// kPointValue * its game points, signed (+ if the team won, - if it lost; stack: 1 for the
+// game; a draw 0): what the game's score counts, nothing else. A search stopped at a trick
+// horizon scores the position with HorizonValue (|value| < kPointValue) or, with
+// rollout_at_horizon, RolloutValue (a greedy playout to the end).
 //
 // Alpha-beta, move ordering (transposition-table move first, then high cards), a
 // transposition table of 2^tt_entries_log2 entries (16 bytes each, allocated once, at trick
@@ -31,6 +31,7 @@ inline constexpr int kPointValue = 64;
 struct SolverLimits {
   int64_t node_budget = 1'000'000;  // nodes per Solve / SolveMoves call
   int tt_entries_log2 = 16;         // table entries = 2^this (16 bytes each), 10..24
+  bool rollout_at_horizon = false;  // score the horizon with RolloutValue, not HorizonValue
 };
 
 // The value of a finished round for `team` (see above).
@@ -38,6 +39,11 @@ int TerminalValue(const rules::Round& round, int team);
 // A static estimate at a trick boundary for `team`: the count difference, with the pile
 // (or stack) leaning to the team of the seat one win from taking it.
 int HorizonValue(const rules::Round& round, int team);
+// The value of the round played out from a trick boundary by a fixed greedy policy with all
+// hands known (win cheaply, let a winning partner be, lead cards nobody can beat), plus the
+// final count difference (|that| < kPointValue) to tell close outcomes apart. Adds the
+// moves played to *moves when not null (the solver counts them as nodes).
+int RolloutValue(const rules::Round& round, int team, int64_t* moves = nullptr);
 
 class Solver {
  public:
