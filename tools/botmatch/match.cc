@@ -1,5 +1,7 @@
 #include "match.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +24,13 @@ rules::Seed DealSeed(uint64_t master, int deal) {
   return s;
 }
 
+// This thread's CPU time: what a decision costs on one core, whatever else the machine runs.
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // Plays one half: side A in seats of team `a_team`. Returns the finished round.
 rules::Round PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta, SideTimes* tb) {
   const uint64_t half_seed = SplitMix64{c.seed ^ (static_cast<uint64_t>(deal) * 2 + a_team)}.Next();
@@ -37,9 +46,11 @@ rules::Round PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta,
     SideTimes* t = is_a ? ta : tb;
     const rules::SeatView view = rd.View(seat);
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = ThreadCpuMs();
     const rules::Move m = bot.ChooseMove(c.rules, view);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms = ThreadCpuMs() - cpu_start;
+    const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - start;
+    t->wall_ms.push_back(static_cast<float>(wall.count()));
     t->decision_ms.push_back(static_cast<float>(ms));
     if (bot.last_decision().searched) {
       ++t->searched;
@@ -54,6 +65,7 @@ rules::Round PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta,
 void Merge(SideTimes* into, const SideTimes& from) {
   into->decision_ms.insert(into->decision_ms.end(), from.decision_ms.begin(),
                            from.decision_ms.end());
+  into->wall_ms.insert(into->wall_ms.end(), from.wall_ms.begin(), from.wall_ms.end());
   into->searched += from.searched;
   into->nodes += from.nodes;
   into->search_ms += from.search_ms;
@@ -125,11 +137,12 @@ std::string TimesLine(const char* side, const bots::SearchOptions& o, const Side
   const double nps = t.search_ms > 0 ? static_cast<double>(t.nodes) / (t.search_ms / 1000) : 0;
   std::snprintf(
       buf, sizeof buf,
-      "  %s %-6s decisions %zu (searched %lld): ms p50 %.3f p90 %.3f p99 %.3f max %.3f;"
-      " nodes/decision %.0f, nodes/s %.0f\n",
+      "  %s %-6s decisions %zu (searched %lld): CPU ms p50 %.3f p90 %.3f p99 %.3f max %.3f;"
+      " wall ms p50 %.3f p99 %.3f; nodes/decision %.0f, nodes per CPU s %.0f\n",
       side, std::string(bots::LevelName(o.level)).c_str(), t.decision_ms.size(),
       static_cast<long long>(t.searched), Percentile(t.decision_ms, 50),
       Percentile(t.decision_ms, 90), Percentile(t.decision_ms, 99), Percentile(t.decision_ms, 100),
+      Percentile(t.wall_ms, 50), Percentile(t.wall_ms, 99),
       t.searched > 0 ? static_cast<double>(t.nodes) / static_cast<double>(t.searched) : 0, nps);
   return buf;
 }

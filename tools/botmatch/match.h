@@ -31,10 +31,11 @@ struct DealResult {
 };
 
 struct SideTimes {
-  std::vector<float> decision_ms;  // every decision of the side, in microsecond precision
+  std::vector<float> decision_ms;  // every decision of the side: its thread's CPU time
+  std::vector<float> wall_ms;      // the same decisions' wall-clock time
   int64_t searched = 0;
   int64_t nodes = 0;
-  double search_ms = 0;  // time of the searched decisions
+  double search_ms = 0;  // CPU time of the searched decisions
 };
 
 struct MatchResult {

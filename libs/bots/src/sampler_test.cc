@@ -82,7 +82,7 @@ class SamplerRespectsTheView : public ::testing::TestWithParam<Variant> {};
 // face-down throws happen), sampled at every decision of a seat to move.
 TEST_P(SamplerRespectsTheView, EverySampleShowsTheSameView) {
   const Variant& v = GetParam();
-  const int kRounds = ScaledIterations(200);
+  const int kRounds = ScaledIterations(100);
   int64_t samples = 0, failed = 0;
   std::set<uint64_t> distinct;
   for (int n = 0; n < kRounds; ++n) {

@@ -57,8 +57,9 @@ SearchOptions LevelOptions(Level level, uint64_t seed) {
   o.level = level;
   o.seed = seed;
   if (level == Level::kStrong) {
-    o.samples = 24;
-    o.node_budget = 96'000;
+    o.samples = 32;
+    o.node_budget = 600'000;
+    o.call_samples = 64;
     o.tt_entries_log2 = 14;
   }
   return o;
@@ -75,8 +76,9 @@ Move SearchBot::ChooseMove(const rules::Rules& rules, const SeatView& view) {
   COURTPIECE_CHECK(view.legal.size > 0, "a move is chosen only by the seat to move");
   last_ = DecisionStats{};
   const Move heuristic = bots::ChooseMove(rules, view);
-  if (options_.level == Level::kEasy || view.phase != rules::Phase::kPlay || view.legal.size == 1) {
-    return heuristic;
+  if (options_.level == Level::kEasy || view.legal.size == 1) return heuristic;
+  if (view.phase == rules::Phase::kCall) {
+    return options_.call_samples > 0 ? ChooseCall(rules, view, heuristic) : heuristic;
   }
   DealSampler sampler(rules, view);
   SplitMix64 rng{DecisionSeed(options_.seed, view)};
@@ -109,6 +111,57 @@ Move SearchBot::ChooseMove(const rules::Rules& rules, const SeatView& view) {
     }
   }
   return view.legal[best];
+}
+
+// The call (or hide) from the first five cards: deal the other 47 at random, play each
+// candidate out with the solver's greedy rollout, all on the same deals, and take the best
+// total (ties: the heuristic's). Hide candidates: the lowest card of each suit held, the
+// heuristic's way of hiding.
+Move SearchBot::ChooseCall(const rules::Rules& rules, const SeatView& view, const Move& heuristic) {
+  std::array<Move, 16> candidates{};
+  int n = 0;
+  for (const Move& m : view.legal) {
+    if (m.type == rules::MoveType::kHide) {
+      const int suit = rules::SuitOf(m.value);
+      bool lowest = true;
+      for (rules::Card c : view.hand.InSuit(suit))
+        lowest &= rules::RankOf(c) >= rules::RankOf(m.value);
+      if (!lowest) continue;
+    }
+    candidates[n++] = m;
+  }
+  if (n == 1) return candidates[0];
+  SplitMix64 rng{DecisionSeed(options_.seed, view) ^ 0xCA11};
+  std::array<int64_t, 16> sums{};
+  const int team = rules::TeamOf(view.seat);
+  const rules::CardSet unseen = ~view.hand;
+  for (int k = 0; k < options_.call_samples; ++k) {
+    std::array<rules::Card, 52> deck{};
+    int size = 0;
+    for (rules::Card c : unseen) deck[size++] = c;
+    for (int i = size - 1; i > 0; --i) std::swap(deck[i], deck[rng.Below(i + 1)]);
+    rules::Round::Hands hands{};
+    int next = 0;
+    for (int s = 0; s < 4; ++s) {
+      int i = 0;
+      if (s == view.seat) {
+        for (rules::Card c : view.hand) hands[s][i++] = c;
+      }
+      while (i < 13) hands[s][i++] = deck[next++];
+    }
+    for (int i = 0; i < n; ++i) {
+      rules::Round r = *rules::Round::FromHands(rules, view.dealer, hands);
+      r.ApplyChecked(candidates[i]);
+      sums[i] += RolloutValue(r, team, &last_.nodes);
+    }
+    ++last_.samples;
+  }
+  last_.searched = true;
+  int best = 0;
+  for (int i = 1; i < n; ++i) {
+    if (sums[i] > sums[best] || (sums[i] == sums[best] && candidates[i] == heuristic)) best = i;
+  }
+  return candidates[best];
 }
 
 Move ChooseMove(const rules::Rules& rules, const SeatView& view, const SearchOptions& options) {

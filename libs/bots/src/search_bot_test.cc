@@ -74,13 +74,25 @@ TEST(SearchBotTest, EasyIsTheHeuristicBot) {
   }
 }
 
-TEST(SearchBotTest, CallsAreTheHeuristics) {
-  const rules::Rules r = rules::DefaultRules(rules::GameType::kHidden);
-  rules::Round rd = rules::Round::FromSeed(r, 0, SeedOf(9));
-  const rules::SeatView view = rd.View(rd.turn());
-  SearchBot bot(LevelOptions(Level::kStrong, 1));
-  EXPECT_EQ(bot.ChooseMove(r, view), ChooseMove(r, view));
-  EXPECT_FALSE(bot.last_decision().searched);
+// The call is searched (rollouts over deals of the unseen cards) unless call_samples is 0,
+// when it is the heuristic's; either way it is legal and the same for the same seed.
+TEST(SearchBotTest, Calls) {
+  for (const Variant& v : AllVariants()) {
+    if (!v.rules.HasCall()) continue;
+    for (uint64_t n = 0; n < 10; ++n) {
+      rules::Round rd = rules::Round::FromSeed(v.rules, 0, SeedOf(n));
+      const rules::SeatView view = rd.View(rd.turn());
+      SearchOptions o = LevelOptions(Level::kNormal, n);
+      SearchBot bot(o);
+      const rules::Move m = bot.ChooseMove(v.rules, view);
+      EXPECT_EQ(rd.Check(m), rules::ErrorCode::kOk);
+      EXPECT_TRUE(bot.last_decision().searched);
+      EXPECT_EQ(bot.last_decision().samples, o.call_samples);
+      EXPECT_EQ(SearchBot(o).ChooseMove(v.rules, view), m);
+      o.call_samples = 0;
+      EXPECT_EQ(SearchBot(o).ChooseMove(v.rules, view), ChooseMove(v.rules, view));
+    }
+  }
 }
 
 // Near the end every sample is solved to the round's end (horizon 13).
@@ -96,7 +108,7 @@ TEST(SearchBotTest, SolvesEndingsExactly) {
     const rules::Move m = bot.ChooseMove(r, view);
     ASSERT_EQ(rd.Check(m), rules::ErrorCode::kOk);
     EXPECT_TRUE(bot.last_decision().searched);
-    EXPECT_EQ(bot.last_decision().samples, 24);
+    EXPECT_EQ(bot.last_decision().samples, 32);
     EXPECT_EQ(bot.last_decision().min_horizon, 13) << "round " << n;
     ++checked;
   }

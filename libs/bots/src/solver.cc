@@ -277,20 +277,22 @@ Solver::MovesResult Solver::SolveMoves(const Round& round, int team, std::span<c
   budget_ = std::min(node_budget, limits_.node_budget);
   MovesResult out;
   std::array<int, 16> trial{};
-  const int first = round.completed_tricks() + 1;
-  for (int horizon = first; horizon <= 13; ++horizon) {
+  // Horizon 0: a greedy rollout after each move, so that every move has a value however
+  // small the budget (at most 52 moves each).
+  for (size_t i = 0; i < moves.size(); ++i) {
+    Round child = round;
+    child.ApplyChecked(moves[i]);
+    values[i] = RolloutValue(child, team, &nodes_);
+  }
+  for (int horizon = round.completed_tricks() + 1; horizon <= 13; ++horizon) {
     horizon_ = horizon;
     aborted_ = false;
     hit_horizon_ = false;
-    // The first horizon must finish (it is at most one trick deep), so it gets no budget.
-    const int64_t saved_budget = budget_;
-    if (horizon == first) budget_ = INT64_MAX;
     for (size_t i = 0; i < moves.size() && !aborted_; ++i) {
       Round child = round;
       child.ApplyChecked(moves[i]);
       trial[i] = Search(child, -kInfinity, kInfinity);
     }
-    budget_ = saved_budget;
     if (aborted_) break;
     std::copy(trial.begin(), trial.begin() + static_cast<long>(moves.size()), values.begin());
     out.horizon = horizon;

@@ -6,9 +6,10 @@
 //
 // Levels: easy is the heuristic bot of bot.h, unchanged; normal and strong search with a
 // node budget per decision (deterministic: the same view, options and seed give the same
-// move on any machine, whatever its load). Where search makes no sense the heuristic
-// decides: the call / hide (the seat knows five cards), a single legal move, or no
-// consistent deal drawn. Ties between moves go to the heuristic's choice.
+// move on any machine, whatever its load). The call / hide (the seat knows five cards) is
+// chosen by greedy rollouts of each candidate over random deals of the other 47 cards.
+// The heuristic decides a single legal move, or when no consistent deal is drawn. Ties
+// between moves go to the heuristic's choice.
 // kTimeoutLevel is the fixed, fast level for a player whose turn timed out.
 // Thread-safety: a SearchBot is not thread-safe (it owns its solver's table); use one per
 // thread or per decision. ChooseMove(rules, view, options) is a pure function.
@@ -35,11 +36,12 @@ absl::StatusOr<Level> ParseLevel(absl::string_view name);
 struct SearchOptions {
   Level level = Level::kNormal;
   uint64_t seed = 0;               // mixed with the decision's position in the round
-  int samples = 8;                 // deals drawn per decision
-  int64_t node_budget = 4'000;     // solver nodes per decision, split evenly over the samples
+  int samples = 12;                // deals drawn per decision
+  int64_t node_budget = 48'000;    // solver nodes per decision, split evenly over the samples
   int tt_entries_log2 = 12;        // the solver's table: 2^this entries of 16 bytes
   int sample_tries_max = 16;       // draws per sample before it is given up
   bool rollout_at_horizon = true;  // SolverLimits::rollout_at_horizon
+  int call_samples = 16;           // deals for the call / hide (0: the heuristic calls)
 };
 // The presets of each level (easy: search fields unused).
 SearchOptions LevelOptions(Level level, uint64_t seed = 0);
@@ -61,6 +63,9 @@ class SearchBot {
   int64_t table_bytes() const { return solver_.tt_entries() * Solver::kEntryBytes; }
 
  private:
+  rules::Move ChooseCall(const rules::Rules& rules, const rules::SeatView& view,
+                         const rules::Move& heuristic);
+
   SearchOptions options_;
   Solver solver_;
   DecisionStats last_;

@@ -60,10 +60,11 @@ class Solver {
   Result Solve(const rules::Round& round, int team, int horizon_tricks = 13);
 
   // Values for `team` of each of `moves` (legal moves of the seat to move in `round`),
-  // into values[i]. Iterative deepening by tricks from the current one up to 13 within
-  // `node_budget` (capped by the limits): the values are those of the deepest horizon
-  // completed for every move (the first horizon always completes, whatever the budget).
-  // Returns the horizon reached (13 = exact) and the nodes spent.
+  // into values[i]. First a greedy rollout after each move (horizon 0: always done, at most
+  // 52 nodes a move), then iterative deepening by tricks from the current one up to 13
+  // within `node_budget` (capped by the limits): the values are those of the deepest
+  // horizon completed for every move. Returns the horizon reached (13 = exact) and the
+  // nodes spent (rollout moves count as nodes).
   struct MovesResult {
     int horizon = 0;
     int64_t nodes = 0;
