@@ -293,6 +293,12 @@ void Table::MaybeClose() {
 }
 
 void Table::Reschedule(int64_t now) {
+  // Everyone still asked has left (FreeSeat took them off the list): the others agreed or
+  // were silent, so the vote passes now instead of waiting out its 20 s (§4.11).
+  if (vote_.active && vote_.pending.empty()) {
+    ResolveVote(true, now);  // resets the vote, then reschedules
+    return;
+  }
   if (phase_ == Phase::kClosed || InRound()) return;
   bool ready = AllSeatsReady();
   if (!game_active_) {

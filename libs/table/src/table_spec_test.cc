@@ -332,6 +332,20 @@ TEST_F(Spec, OneOpponentsSilenceIsAYesAndThePartnerIsNeverAsked) {
   EXPECT_EQ(h.table().seat(1).player, "a");
 }
 
+// §4.11: the last person still asked leaves: the vote is decided at once (the others said
+// yes), not after its 20 s.
+TEST_F(Spec, ABotVoteWhoseLastVoterLeftPassesAtOnce) {
+  ASSERT_TRUE(h.Join("a").ok());  // seat 2
+  ASSERT_TRUE(h.Join("b").ok());  // seat 1; seat 3 stays empty
+  ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 3).ok());
+  EXPECT_EQ(h.table().vote().pending, (std::vector<std::string>{"b", "a"}));  // seat order
+  ASSERT_TRUE(h.Vote("a", true).ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());  // free: before a game
+  EXPECT_FALSE(h.table().vote().active);
+  EXPECT_EQ(h.table().seat(3).kind, SeatKind::kBot);
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
+}
+
 // §4.3 vs §4.11: at a full table the automatic start (7 s) waits for a swap vote, so the
 // opponents' silence can run its 20 s and count as yes; the game then starts 7 s later.
 TEST_F(Spec, AFullTableWaitsForTheSwapVoteBeforeItsAutomaticStart) {
