@@ -147,7 +147,7 @@ absl::StatusOr<std::string> GameTypeOf(std::string_view game_options) {
 Directory::Directory(DirectoryOptions options, Clock& clock, DirectoryStore& store,
                      CodeCache& codes, TableRegistry& registry, TablePort& tables,
                      table::EngineFactory& engines, CodeSource& code_source,
-                     SharedLock* quick_join_lock)
+                     SharedLock* quick_join_lock, WalletPort* wallet)
     : options_(std::move(options)),
       clock_(clock),
       store_(store),
@@ -156,7 +156,8 @@ Directory::Directory(DirectoryOptions options, Clock& clock, DirectoryStore& sto
       tables_(tables),
       engines_(engines),
       code_source_(code_source),
-      quick_join_lock_(quick_join_lock) {}
+      quick_join_lock_(quick_join_lock),
+      wallet_(wallet) {}
 
 Directory::~Directory() = default;
 
@@ -263,6 +264,20 @@ absl::StatusOr<TableRef> Directory::CreateTable(std::string_view caller, const N
       }
     }
     return EnsureCreated(*existing);
+  }
+  // The host sits down at seat 0: to sit down a player needs twice the bet (§4.5), as the
+  // table asks of everyone who joins. Checked before a code is reserved, so a refusal
+  // leaves nothing behind.
+  if (wallet_ != nullptr) {
+    absl::StatusOr<int64_t> coins = wallet_->GetBalance(std::string(caller), Deadline());
+    if (coins.status().code() == absl::StatusCode::kNotFound) {
+      return absl::FailedPreconditionError("the player has no coin account");
+    }
+    if (!coins.ok()) return absl::UnavailableError("the wallet is unreachable: try again");
+    if (*coins < 2 * t.bet_coins) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("sitting down needs ", 2 * t.bet_coins, " coins, you have ", *coins));
+    }
   }
   ASSIGN_OR_RETURN(std::vector<InstanceInfo> live, Live(/*fresh=*/true));
   if (live.empty()) return absl::UnavailableError("no table instance is live: retry later");

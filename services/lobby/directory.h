@@ -36,6 +36,7 @@
 #include "courtpiece/table/engine.h"
 #include "services/lobby/directory_store.h"
 #include "services/lobby/table_port.h"
+#include "services/lobby/wallet_port.h"
 
 namespace courtpiece::lobby {
 
@@ -121,9 +122,12 @@ struct TableQuery {
 class Directory {
  public:
   // `quick_join_lock` may be null: quick joins are then serialised in this process only.
+  // `wallet` may be null: then a new table's host is not checked for twice the bet (RULES.md
+  // §4.5; the table still unseats a short host at the count-in).
   Directory(DirectoryOptions options, Clock& clock, DirectoryStore& store, CodeCache& codes,
             TableRegistry& registry, TablePort& tables, table::EngineFactory& engines,
-            CodeSource& code_source, SharedLock* quick_join_lock = nullptr);
+            CodeSource& code_source, SharedLock* quick_join_lock = nullptr,
+            WalletPort* wallet = nullptr);
   ~Directory();
 
   absl::StatusOr<TableRef> CreateTable(std::string_view caller, const NewTable& table);
@@ -163,6 +167,7 @@ class Directory {
   table::EngineFactory& engines_;
   CodeSource& code_source_;
   SharedLock* quick_join_lock_;
+  WalletPort* wallet_;
 
   absl::Mutex cache_mu_;
   std::vector<InstanceInfo> live_ ABSL_GUARDED_BY(cache_mu_);

@@ -10,6 +10,7 @@
 #include "services/lobby/directory_server.h"
 #include "services/lobby/fake_directory_store.h"
 #include "services/lobby/fake_table_port.h"
+#include "services/lobby/fake_wallet_port.h"
 
 namespace courtpiece::lobby {
 namespace {
@@ -281,6 +282,28 @@ TEST_F(DirectoryTest, QuickJoinFillsTheFullestTableThenCreatesWithDefaults) {
   EXPECT_EQ(dir->QuickJoin("p6", {}, "").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(dir->QuickJoin("p6", {.game = "chess"}, "").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// RULES.md §4.5: the host sits down at seat 0 and needs twice the bet, as a joiner does;
+// refused before a code is reserved (nothing left behind); the wallet down is UNAVAILABLE.
+TEST_F(DirectoryTest, AHostWithLessThanTwiceTheBetCannotCreateTheTable) {
+  FakeWalletPort wallet(1000);
+  ASSERT_TRUE(wallet.OpenAccount("ann", absl::InfiniteFuture()).ok());  // 1000 coins
+  DirectoryOptions o;
+  o.invite_base_url = "https://cp.example";
+  dir = std::make_unique<Directory>(o, clock, store, codes, tier, tier, engines, random_codes,
+                                    nullptr, &wallet);
+  absl::StatusOr<TableRef> refused = dir->CreateTable("ann", Options("r1", 600));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(), "sitting down needs 1200 coins, you have 1000");
+  EXPECT_EQ(store.tables(), 0u);
+  EXPECT_EQ(tier.creates(), 0);
+  EXPECT_EQ(CreateCode(Options("r2", 500)), absl::StatusCode::kOk);  // exactly twice: fine
+  EXPECT_EQ(dir->CreateTable("nobody", Options("r3")).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // no coin account
+  wallet.FailNext(1, absl::UnavailableError("down"));
+  EXPECT_EQ(CreateCode(Options("r4", 100)), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(store.tables(), 1u);
 }
 
 TEST_F(DirectoryTest, QuickJoinWithTooFewCoinsIsFailedPrecondition) {

@@ -267,7 +267,7 @@ int Run() {
   table::RulesEngineFactory engines;
   RandomCodeSource code_source;
   Directory directory(config->directory, RealClock::Instance(), directory_store, codes, registry,
-                      tables, engines, code_source, &quick_join_lock);
+                      tables, engines, code_source, &quick_join_lock, &wallet);
   DirectoryService directory_service(directory, caller_auth);
 
   // --- records (from the tables), stats, admin reads -----------------------------------------
