@@ -100,7 +100,7 @@ struct PlayStats {
 struct ProcSample {
   double cpu_s = -1;  // utime + stime (+ cutime + cstime: its children that ended)
   int64_t rss_kib = -1;
-  int children = 0;  // live children added in (Postgres' backends)
+  int children = 0;  // live children added in (Postgres' backends: CPU, and RssAnon)
 };
 
 struct ProcStat {
@@ -142,6 +142,21 @@ std::multimap<int, std::string> Children() {
   return out;
 }
 
+// RssAnon of /proc/<pid>/status: a child's private memory (Postgres' backends share the
+// buffer cache, which VmRSS would count once per backend).
+int64_t RssAnonBytes(const std::string& pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!absl::StartsWith(line, "RssAnon:")) continue;
+    int64_t kib = 0;
+    std::vector<std::string> parts =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kib)) return kib * 1024;
+  }
+  return 0;
+}
+
 ProcSample ReadProc(int pid, const std::multimap<int, std::string>& children) {
   ProcSample out;
   std::optional<ProcStat> self = ReadStat(std::to_string(pid));
@@ -154,11 +169,7 @@ ProcSample ReadProc(int pid, const std::multimap<int, std::string>& children) {
     std::optional<ProcStat> c = ReadStat(it->second);
     if (!c.has_value()) continue;
     ticks += c->ticks;
-    int child = 0;
-    if (absl::SimpleAtoi(it->second, &child)) {
-      absl::StatusOr<int64_t> r = table_load::ReadRssBytes(child);
-      if (r.ok()) rss_bytes += *r;
-    }
+    rss_bytes += RssAnonBytes(it->second);
     ++out.children;
   }
   out.cpu_s = static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
@@ -215,6 +226,7 @@ class Player {
   void Stop() {
     net::post(strand_, [this] {
       stopping_ = true;
+      await_card_.clear();  // the drain is not measured
       CancelTimer();
       if (stream_ == nullptr) return Gone();
       if (seated_counted_) {
