@@ -572,7 +572,9 @@ class Player {
         break;
       case TimerFor::kDeadline:
         if (pending_.has_value()) {
-          ctx_->stats->Error("command:timeout");
+          static constexpr const char* kKindNames[] = {"join", "start_now", "move", "leave"};
+          ctx_->stats->Error(
+              absl::StrCat(kKindNames[static_cast<int>(pending_->kind)], ":timeout"));
           if (pending_->kind == Kind::kLeave && stream_ != nullptr) stream_->Close();
           if (pending_->kind == Kind::kMove) brain_.TurnDone(pending_->turn);
           pending_.reset();
@@ -923,9 +925,10 @@ int RunPlay(const PlayConfig& c) {
   while (absl::Now() < end) {
     absl::SleepFor(std::min(absl::Milliseconds(200), end - absl::Now()));
     const absl::Time now = absl::Now();
-    if (!ctx.ramped.load() && now >= ramp_end && next_group.load() >= groups) {
-      ctx.ramped = true;
-      std::cout << absl::StrFormat("ramp done at t=%.0fs\n", absl::ToDoubleSeconds(now - t0));
+    if (!ctx.ramped.load() && now >= ramp_end) {
+      ctx.ramped = true;  // the steady part is measured from here, setup done or not
+      std::cout << absl::StrFormat("ramp over at t=%.0fs: %d players seated\n",
+                                   absl::ToDoubleSeconds(now - t0), stats.seated.load());
     }
     if (now - last_report >= absl::Seconds(c.report_seconds)) {
       reporter.Print(absl::ToDoubleSeconds(now - t0), absl::ToDoubleSeconds(now - last_report),
