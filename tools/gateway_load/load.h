@@ -68,9 +68,9 @@ std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool 
 
 // --- the play mode's streams (play.cc) ----------------------------------------------------
 // A Play stream that delivers every message, in order, on the player's strand, and ends once
-// (on_end, on the strand; `code` the gRPC status code, or for a WebSocket 4000+ code - 4000,
-// 0 for 1000, 14 for a connection lost). Send and Close only on the strand. The handlers may
-// run until on_end; the owner keeps them valid until then.
+// (on_end, on the strand; `code` the gRPC status code, or for a WebSocket: close 4000+c -> c,
+// 1000 -> 0, the connection lost -> 14, closed by Close() -> 1). Send and Close only on the
+// strand. The handlers may run until on_end; the owner keeps them valid until then.
 using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
 struct PlayStreamHandlers {

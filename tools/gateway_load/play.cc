@@ -475,7 +475,8 @@ class Player {
       return;
     }
     if (code == kUnavailable || code == kResourceExhausted) {
-      if (code == kResourceExhausted) ctx_->stats->Error("move:RESOURCE_EXHAUSTED");
+      // Counted, and retried: the retry's own send starts its latency again.
+      ctx_->stats->Error(absl::StrCat("move:", CodeName(code), "(retried)"));
       retry_ = p;
       ArmTimer(TimerFor::kRetry, code == kUnavailable ? kMovingRetry : kSlowDownRetry);
       return;

@@ -38,7 +38,7 @@ struct PlayConfig {
   int grpc_channels = 8;
   std::string service_pids;       // "name:pid,name:pid"
   std::string service_pids_file;  // the same, one "name:pid" a line; read at every report
-  int drain_seconds = 20;         // after the run: how long the leaves and closes may take
+  int drain_seconds = 30;         // after the run: how long the leaves and closes may take
 };
 
 // 0: every player got seated, moves were played and no seq check failed; 1 otherwise.
