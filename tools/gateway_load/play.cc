@@ -142,6 +142,23 @@ std::multimap<int, std::string> Children() {
   return out;
 }
 
+// The machine's busy and total jiffies (the first line of /proc/stat), to show how much of the
+// CPU the processes measured had: the machine may be shared.
+std::pair<int64_t, int64_t> MachineJiffies() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {0, 0};
+  std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  int64_t total = 0, idle = 0;
+  for (size_t i = 1; i < f.size() && i <= 8; ++i) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(f[i], &v)) continue;
+    total += v;
+    if (i == 4 || i == 5) idle += v;  // idle, iowait
+  }
+  return {total - idle, total};
+}
+
 // RssAnon of /proc/<pid>/status: a child's private memory (Postgres' backends share the
 // buffer cache, which VmRSS would count once per backend).
 int64_t RssAnonBytes(const std::string& pid) {
@@ -818,6 +835,19 @@ class Reporter {
     }
     pids.emplace_back("load", static_cast<int>(getpid()));
     const std::multimap<int, std::string> children = Children();
+    const std::pair<int64_t, int64_t> machine = MachineJiffies();
+    std::pair<int64_t, int64_t>& since = final ? machine_first_ : machine_prev_;
+    std::string machine_line;
+    if (since.second > 0 && machine.second > since.second) {
+      const double cores = static_cast<double>(std::thread::hardware_concurrency());
+      machine_line = absl::StrFormat(
+          "   machine: %.0f%% of %.0f cores busy (all processes, ours and others')\n",
+          100.0 * cores * static_cast<double>(machine.first - since.first) /
+              static_cast<double>(machine.second - since.second),
+          cores);
+    }
+    machine_prev_ = machine;
+    if (machine_first_.second == 0) machine_first_ = machine;
     std::string out = absl::StrFormat("   %-12s %8s %10s %8s %10s\n", "process", "pid", "cpu s",
                                       "cpu %", "RSS MiB");
     for (const auto& [name, pid] : pids) {
@@ -842,7 +872,7 @@ class Reporter {
                          : "gone",
           p.children > 0 ? absl::StrFormat("  (with %d children)", p.children) : "");
     }
-    return out;
+    return out + machine_line;
   }
 
   const PlayConfig& c_;
@@ -851,6 +881,7 @@ class Reporter {
   double last_cmd_event_p99_ = 0;
   size_t cmd_event_count_ = 0;
   std::map<std::string, ServiceCpu> prev_, first_;
+  std::pair<int64_t, int64_t> machine_prev_{0, 0}, machine_first_{0, 0};
 };
 
 }  // namespace
