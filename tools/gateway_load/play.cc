@@ -60,9 +60,21 @@ std::string CodeName(int code) { return gateway::testing::StatusCodeName(code); 
 
 // --- what is measured -----------------------------------------------------------------------
 
-enum StepId { kSignIn, kCreate, kResolve, kOpen, kJoin, kStart, kCmdResult, kCmdEvent, kSteps };
-constexpr std::array<const char*, kSteps> kStepNames = {
-    "sign-in", "create", "resolve", "open", "join", "start_now", "cmd->result", "cmd->event"};
+enum StepId {
+  kSignIn,
+  kCreate,
+  kResolve,
+  kOpen,
+  kJoin,
+  kStart,
+  kCmdResult,
+  kCmdEvent,
+  kTableMove,
+  kSteps
+};
+constexpr std::array<const char*, kSteps> kStepNames = {"sign-in",     "create",     "resolve",
+                                                        "open",        "join",       "start_now",
+                                                        "cmd->result", "cmd->event", "table move"};
 
 struct Step {
   table_load::Samples interval, total;
@@ -340,7 +352,15 @@ class Player {
         }
         break;
       case cv1::PlayResponse::kNotice:
-        if (m.notice().type() == "reconnecting") ctx_->stats->table_moves.fetch_add(1);
+        // The gateway's own resume of this stream: how long the table was away.
+        if (m.notice().type() == "reconnecting") {
+          ctx_->stats->table_moves.fetch_add(1);
+          moving_since_ = SteadyClock::now();
+          moving_ = true;
+        } else if (m.notice().type() == "reconnected" && moving_) {
+          moving_ = false;
+          ctx_->stats->Add(kTableMove, MicrosSince(moving_since_));
+        }
         break;
       case cv1::PlayResponse::MSG_NOT_SET:
         ctx_->stats->Error("stream:bad_message");
@@ -661,6 +681,8 @@ class Player {
   int join_attempts_ = 0;
   int gone_errors_printed_ = 0, join_errors_printed_ = 0;
   SteadyClock::time_point open_sent_;
+  SteadyClock::time_point moving_since_;
+  bool moving_ = false;
   uint64_t last_seq_ = 0, view_last_seq_ = 0;
   SeatBrain brain_;
   uint64_t next_command_id_ = 1;
