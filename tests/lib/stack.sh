@@ -11,8 +11,15 @@
 # gw_grpc_port, lobby_port, wallet_port, moderation_port, stack_signing_key, stack_db_url. Every process is stopped
 # (SIGTERM) by stack_stop, which the caller puts in its EXIT trap. Needs $bin (the build's
 # bin directory) and $root (the source tree).
+# Also sets the pids wallet_pid, moderation_pid, table_pid, lobby_pid. With
+# STACK_TABLE_INSTANCES=2 set before stack_start, a second table instance runs beside the
+# first (same env, its own port and instance id: table2_port, table2_pid); unset or 1: one,
+# as before. stack_table_restart N starts instance N (1 or 2) again on its port after it
+# died (a new instance id; sets table_pid or table2_pid).
 stack_pids=()
 stack_work=""
+stack_table_env=()
+stack_table_restarts=0
 
 stack_stop() {
   local p
@@ -74,22 +81,34 @@ stack_start() {
 
   stack_run wallet COURTPIECE_PG_URL="$url/$database" COURTPIECE_WALLET_ADDR="127.0.0.1:$wallet_port" \
     COURTPIECE_WALLET_METRICS_ADDR=off "$bin/courtpiece-wallet"
+  wallet_pid=$started
   stack_run moderation COURTPIECE_PG_URL="$url/$database" \
     COURTPIECE_MODERATION_ADDR="127.0.0.1:$moderation_port" COURTPIECE_MODERATION_METRICS_ADDR=off \
     COURTPIECE_MODERATION_REDIS_DB="$redis_db" COURTPIECE_MODERATION_VERIFY_KEYS="$verify" \
     COURTPIECE_MODERATION_LOBBY_ADDR="127.0.0.1:$lobby_port" "$bin/courtpiece-moderation"
+  moderation_pid=$started
   stack_wait_port "$wallet_port"
   stack_wait_port "$moderation_port"
-  stack_run table COURTPIECE_TABLE_REDIS_DB="$redis_db" COURTPIECE_TABLE_ADDR="127.0.0.1:$table_port" \
-    COURTPIECE_TABLE_INSTANCE_ID="stack-$$" COURTPIECE_TABLE_METRICS_ADDR=off \
-    COURTPIECE_TABLE_WALLET_ADDR="127.0.0.1:$wallet_port" \
-    COURTPIECE_TABLE_LOBBY_ADDR="127.0.0.1:$lobby_port" \
-    COURTPIECE_TABLE_MODERATION_ADDR="127.0.0.1:$moderation_port" "$@" "$bin/courtpiece-table"
+  stack_table_env=(COURTPIECE_TABLE_REDIS_DB="$redis_db" COURTPIECE_TABLE_METRICS_ADDR=off
+    COURTPIECE_TABLE_WALLET_ADDR="127.0.0.1:$wallet_port"
+    COURTPIECE_TABLE_LOBBY_ADDR="127.0.0.1:$lobby_port"
+    COURTPIECE_TABLE_MODERATION_ADDR="127.0.0.1:$moderation_port" "$@")
+  stack_run table COURTPIECE_TABLE_ADDR="127.0.0.1:$table_port" \
+    COURTPIECE_TABLE_INSTANCE_ID="stack-$$" "${stack_table_env[@]}" "$bin/courtpiece-table"
+  table_pid=$started
   stack_wait_port "$table_port"
+  if [[ ${STACK_TABLE_INSTANCES:-1} == 2 ]]; then
+    table2_port=$(stack_free_port)
+    stack_run table2 COURTPIECE_TABLE_ADDR="127.0.0.1:$table2_port" \
+      COURTPIECE_TABLE_INSTANCE_ID="stack-$$-2" "${stack_table_env[@]}" "$bin/courtpiece-table"
+    table2_pid=$started
+    stack_wait_port "$table2_port"
+  fi
   stack_run lobby COURTPIECE_PG_URL="$url/$database" COURTPIECE_LOBBY_ADDR="127.0.0.1:$lobby_port" \
     COURTPIECE_LOBBY_METRICS_ADDR=off COURTPIECE_LOBBY_WALLET_ADDR="127.0.0.1:$wallet_port" \
     COURTPIECE_LOBBY_REDIS_DB="$redis_db" COURTPIECE_LOBBY_SIGNING_KEY="$stack_signing_key" \
     COURTPIECE_LOBBY_INVITE_BASE_URL="http://127.0.0.1:$gw_http_port" "$bin/courtpiece-lobby"
+  lobby_pid=$started
   stack_wait_port "$lobby_port"
   stack_run gateway COURTPIECE_GATEWAY_ADDR="127.0.0.1:$gw_grpc_port" \
     COURTPIECE_GATEWAY_HTTP_ADDR="127.0.0.1:$gw_http_port" COURTPIECE_GATEWAY_METRICS_ADDR=off \
@@ -102,4 +121,16 @@ stack_start() {
   stack_wait_port "$gw_http_port"
   stack_wait_port "$gw_grpc_port"
   sleep 1  # the table's first heartbeat: CreateTable needs a live instance
+}
+
+# Starts table instance N (1 or 2) again on its port, after it died (a kill -9 in a soak).
+stack_table_restart() {
+  local n=$1 port name
+  stack_table_restarts=$((stack_table_restarts + 1))
+  if [[ $n == 1 ]]; then port=$table_port name=table; else port=$table2_port name=table2; fi
+  stack_run "$name-r$stack_table_restarts" COURTPIECE_TABLE_ADDR="127.0.0.1:$port" \
+    COURTPIECE_TABLE_INSTANCE_ID="stack-$$-r$stack_table_restarts" "${stack_table_env[@]}" \
+    "$bin/courtpiece-table"
+  if [[ $n == 1 ]]; then table_pid=$started; else table2_pid=$started; fi
+  stack_wait_port "$port"
 }

@@ -351,6 +351,206 @@ class GrpcConn final : public Conn,
   std::atomic<bool> ready_{false};
 };
 
+// --- the play mode's streams ---------------------------------------------------------------
+
+// The WebSocket: every completion runs on the player's strand (the stream's executor).
+class WsPlayStream final : public PlayStream, public std::enable_shared_from_this<WsPlayStream> {
+ public:
+  WsPlayStream(Strand strand, tcp::endpoint endpoint, std::string host, std::string auth,
+               PlayStreamHandlers handlers)
+      : ws_(strand),
+        endpoint_(endpoint),
+        host_(std::move(host)),
+        auth_(std::move(auth)),
+        handlers_(std::move(handlers)) {}
+
+  void Start(cv1::PlayRequest open) override {
+    open_ = gateway::testing::ToJson(open);
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(ws_).async_connect(
+        endpoint_, [self = shared_from_this()](beast::error_code ec) {
+          if (ec) return self->End(14, absl::StrCat("connect: ", ec.message()));
+          self->Upgrade();
+        });
+  }
+
+  void Send(cv1::PlayRequest request) override { Write(gateway::testing::ToJson(request)); }
+
+  void Close() override {
+    if (done_ || closing_) return;
+    closing_ = true;
+    if (!upgraded_) {
+      beast::error_code ec;
+      beast::get_lowest_layer(ws_).socket().close(ec);
+      return;
+    }
+    ws_.async_close(websocket::close_code::normal, [self = shared_from_this()](beast::error_code) {
+      beast::error_code ec;
+      beast::get_lowest_layer(self->ws_).socket().close(ec);
+    });
+  }
+
+ private:
+  void Upgrade() {
+    beast::get_lowest_layer(ws_).expires_never();
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+    const std::string auth = auth_;
+    ws_.set_option(websocket::stream_base::decorator([auth](websocket::request_type& req) {
+      req.set(beast::http::field::authorization, auth);
+    }));
+    ws_.async_handshake(host_, "/v1/play", [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->End(14, absl::StrCat("upgrade: ", ec.message()));
+      self->upgraded_ = true;
+      self->ws_.text(true);
+      if (self->closing_) {
+        self->closing_ = false;
+        return self->Close();
+      }
+      self->Write(std::move(self->open_));
+      self->Read();
+    });
+  }
+
+  void Read() {
+    ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        if (ec == websocket::error::closed) {
+          const int close = self->ws_.reason().code;
+          const int code = close == 1000 ? 0 : close >= 4000 && close < 4017 ? close - 4000 : 14;
+          return self->End(code, absl::StrCat("close_", close));
+        }
+        return self->End(self->closing_ ? 1 : 14, ec.message());
+      }
+      cv1::PlayResponse m;
+      const bool ok =
+          gateway::testing::FromJson(beast::buffers_to_string(self->in_.data()), &m).ok();
+      self->in_.consume(self->in_.size());
+      if (ok) {
+        self->handlers_.on_message(m);
+      } else {
+        cv1::PlayResponse bad;  // an empty message: the player counts it as a fault
+        self->handlers_.on_message(bad);
+      }
+      if (!self->done_) self->Read();
+    });
+  }
+
+  void Write(std::string text) {
+    if (done_ || !upgraded_) return;
+    if (out_.size() >= kOutQueueMax) return End(8, "client queue full");
+    out_.push_back(std::move(text));
+    if (out_.size() == 1) DoWrite();
+  }
+
+  void DoWrite() {
+    ws_.async_write(net::buffer(out_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      if (self->done_) return;
+                      if (ec) return self->End(14, absl::StrCat("write: ", ec.message()));
+                      self->out_.pop_front();
+                      if (!self->out_.empty()) self->DoWrite();
+                    });
+  }
+
+  void End(int code, const std::string& why) {
+    if (done_) return;
+    done_ = true;
+    out_.clear();
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+    handlers_.on_end(code, why);
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  const tcp::endpoint endpoint_;
+  const std::string host_, auth_;
+  const PlayStreamHandlers handlers_;
+  std::string open_;
+  beast::flat_buffer in_;
+  std::deque<std::string> out_;
+  bool upgraded_ = false, closing_ = false, done_ = false;
+};
+
+// The gRPC stream: gRPC's callbacks post each message (a copy) to the player's strand.
+class GrpcPlayStream final : public PlayStream,
+                             public grpc::ClientBidiReactor<cv1::PlayRequest, cv1::PlayResponse>,
+                             public std::enable_shared_from_this<GrpcPlayStream> {
+ public:
+  GrpcPlayStream(Strand strand, std::shared_ptr<grpc::Channel> channel, std::string auth,
+                 PlayStreamHandlers handlers)
+      : strand_(strand),
+        stub_(cv1::CourtPiece::NewStub(std::move(channel))),
+        handlers_(std::move(handlers)) {
+    context_.AddMetadata("authorization", auth);
+  }
+
+  void Start(cv1::PlayRequest open) override {
+    self_ = shared_from_this();
+    stub_->async()->Play(&context_, this);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      out_.push_back(std::move(open));
+      writing_ = true;
+      StartWrite(&out_.front());
+    }
+    StartRead(&in_);
+    StartCall();
+  }
+
+  void Send(cv1::PlayRequest request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_ || out_.size() >= kOutQueueMax) return;
+    out_.push_back(std::move(request));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&out_.front());
+    }
+  }
+
+  void Close() override { context_.TryCancel(); }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!out_.empty()) out_.pop_front();
+    if (!ok || out_.empty()) {
+      if (!ok) out_.clear();
+      writing_ = false;
+      return;
+    }
+    StartWrite(&out_.front());
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // OnDone follows
+    net::post(strand_, [self = shared_from_this(), m = in_] { self->handlers_.on_message(m); });
+    StartRead(&in_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    const int code = status.error_code();
+    net::post(strand_, [self = self_, code, why = status.error_message()] {
+      self->handlers_.on_end(code, why);
+    });
+    self_.reset();  // the posted handler keeps this alive until it ran
+  }
+
+ private:
+  Strand strand_;
+  std::unique_ptr<cv1::CourtPiece::Stub> stub_;
+  const PlayStreamHandlers handlers_;
+  std::shared_ptr<GrpcPlayStream> self_;  // alive until OnDone
+  grpc::ClientContext context_;
+  cv1::PlayResponse in_;
+  std::mutex mu_;
+  std::deque<cv1::PlayRequest> out_;  // guarded by mu_
+  bool writing_ = false;              // guarded by mu_
+  bool done_ = false;                 // guarded by mu_
+};
+
 }  // namespace
 
 std::shared_ptr<Conn> MakeWsConn(net::io_context& ioc, const tcp::endpoint& gateway,
@@ -368,6 +568,22 @@ std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool 
   using S = cv1::CourtPiece::Stub;
   return std::make_shared<GrpcConn<S, cv1::PlayRequest, cv1::PlayResponse>>(
       cv1::CourtPiece::NewStub(std::move(channel)), false, std::move(spec), stats);
+}
+
+std::shared_ptr<PlayStream> MakeWsPlayStream(Strand strand, const tcp::endpoint& gateway,
+                                             const std::string& host_header,
+                                             const std::string& authorization,
+                                             PlayStreamHandlers handlers) {
+  return std::make_shared<WsPlayStream>(strand, gateway, host_header, authorization,
+                                        std::move(handlers));
+}
+
+std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand,
+                                               std::shared_ptr<grpc::Channel> channel,
+                                               const std::string& authorization,
+                                               PlayStreamHandlers handlers) {
+  return std::make_shared<GrpcPlayStream>(strand, std::move(channel), authorization,
+                                          std::move(handlers));
 }
 
 }  // namespace courtpiece::gateway_load

@@ -15,11 +15,14 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../table_load/stats.h"
+#include "courtpiece/client/v1/client.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace courtpiece::gateway_load {
@@ -62,6 +65,36 @@ std::shared_ptr<Conn> MakeWsConn(boost::asio::io_context& ioc,
 // `direct`: TableService.Play on a table instance; else CourtPiece.Play on the gateway.
 std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool direct,
                                    ConnSpec spec, Stats* stats);
+
+// --- the play mode's streams (play.cc) ----------------------------------------------------
+// A Play stream that delivers every message, in order, on the player's strand, and ends once
+// (on_end, on the strand; `code` the gRPC status code, or for a WebSocket: close 4000+c -> c,
+// 1000 -> 0, the connection lost -> 14, closed by Close() -> 1). Send and Close only on the
+// strand. The handlers may run until on_end; the owner keeps them valid until then.
+using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+struct PlayStreamHandlers {
+  std::function<void(const client::v1::PlayResponse&)> on_message;
+  std::function<void(int code, const std::string& why)> on_end;
+};
+
+class PlayStream {
+ public:
+  virtual ~PlayStream() = default;
+  virtual void Start(client::v1::PlayRequest open) = 0;  // connects, then sends `open`
+  virtual void Send(client::v1::PlayRequest request) = 0;
+  virtual void Close() = 0;  // WebSocket close 1000 / gRPC cancel; on_end follows
+};
+
+std::shared_ptr<PlayStream> MakeWsPlayStream(Strand strand,
+                                             const boost::asio::ip::tcp::endpoint& gateway,
+                                             const std::string& host_header,
+                                             const std::string& authorization,
+                                             PlayStreamHandlers handlers);
+std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand,
+                                               std::shared_ptr<grpc::Channel> channel,
+                                               const std::string& authorization,
+                                               PlayStreamHandlers handlers);
 
 }  // namespace courtpiece::gateway_load
 

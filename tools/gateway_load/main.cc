@@ -40,9 +40,12 @@
 #include "absl/time/clock.h"
 #include "courtpiece/client/v1/client.pb.h"
 #include "load.h"
+#include "play.h"
 #include "services/gateway/testing/http_client.h"
 
-ABSL_FLAG(std::string, mode, "idle", "idle: open --connections and hold them; rate: commands");
+ABSL_FLAG(std::string, mode, "idle",
+          "idle: open --connections and hold them; rate: commands; play: --players playing "
+          "games (docs/load.md)");
 ABSL_FLAG(std::string, transport, "websocket",
           "websocket (the gateway's /v1/play, JSON) or grpc (CourtPiece.Play on --grpc)");
 ABSL_FLAG(std::string, http, "127.0.0.1:8080",
@@ -68,6 +71,20 @@ ABSL_FLAG(int, grpc_channels, 8, "gRPC channels (TCP connections) the streams ar
 ABSL_FLAG(int, setup_threads, 4, "parallel HTTP clients for sign-in and CreateTable");
 ABSL_FLAG(double, connect_rate, 2000, "new connections per second while connecting");
 ABSL_FLAG(int, ready_timeout_seconds, 120, "how long connecting may take in all");
+ABSL_FLAG(int, players, 100, "play: players, a multiple of 4 (4 per table)");
+ABSL_FLAG(double, grpc_share, 0.5, "play: the share of players on gRPC (the rest WebSocket)");
+ABSL_FLAG(int, think_ms, 1500, "play: think time per move (ms)");
+ABSL_FLAG(double, think_jitter, 0.5, "play: think time times a uniform [1-j, 1+j]");
+ABSL_FLAG(int, ramp_seconds, 60, "play: the groups of 4 start spread over this");
+ABSL_FLAG(int, report_seconds, 30, "play: a report every this many seconds");
+ABSL_FLAG(std::string, play_game_options, R"({"game":"classic"})",
+          "play: CreateTable's game (classic to 5 by default: games end, the next starts)");
+ABSL_FLAG(int, turn_time_ms, 30'000, "play: CreateTable's turn time");
+ABSL_FLAG(std::string, service_pids, "",
+          "play: name:pid,... whose CPU seconds and RSS are reported (/proc)");
+ABSL_FLAG(std::string, service_pids_file, "",
+          "play: a file of name:pid lines, read at every report (a restarted service)");
+ABSL_FLAG(int, drain_seconds, 30, "play: after --seconds, how long leaving and closing may take");
 
 namespace courtpiece::gateway_load {
 namespace {
@@ -141,8 +158,36 @@ void Parallel(int n, int threads, const std::string& host, uint16_t port, Work w
   for (auto& t : pool) t.join();
 }
 
+int RunPlayMode() {
+  PlayConfig c;
+  if (!SplitHostPort(absl::GetFlag(FLAGS_http), &c.http_host, &c.http_port)) {
+    std::cerr << "--http: HOST:PORT expected\n";
+    return 2;
+  }
+  RaiseFileLimit();
+  c.grpc_target = absl::GetFlag(FLAGS_grpc);
+  c.players = absl::GetFlag(FLAGS_players);
+  c.grpc_share = absl::GetFlag(FLAGS_grpc_share);
+  c.think_ms = absl::GetFlag(FLAGS_think_ms);
+  c.think_jitter = absl::GetFlag(FLAGS_think_jitter);
+  c.ramp_seconds = absl::GetFlag(FLAGS_ramp_seconds);
+  c.seconds = absl::GetFlag(FLAGS_seconds);
+  c.report_seconds = absl::GetFlag(FLAGS_report_seconds);
+  c.game_options = absl::GetFlag(FLAGS_play_game_options);
+  c.bet_coins = absl::GetFlag(FLAGS_bet_coins);
+  c.turn_time_ms = absl::GetFlag(FLAGS_turn_time_ms);
+  c.io_threads = absl::GetFlag(FLAGS_threads);
+  c.setup_threads = absl::GetFlag(FLAGS_setup_threads);
+  c.grpc_channels = absl::GetFlag(FLAGS_grpc_channels);
+  c.service_pids = absl::GetFlag(FLAGS_service_pids);
+  c.service_pids_file = absl::GetFlag(FLAGS_service_pids_file);
+  c.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
+  return RunPlay(c);
+}
+
 int Run() {
   const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "play") return RunPlayMode();
   const std::string transport = absl::GetFlag(FLAGS_transport);
   const std::string direct = absl::GetFlag(FLAGS_direct);
   const int n = absl::GetFlag(FLAGS_connections);
@@ -339,7 +384,9 @@ int main(int argc, char** argv) {
       "  --mode=idle: open --connections and hold them, print the gateway's RSS per "
       "connection (--gateway_pid)\n"
       "  --mode=rate: send --rate commands/s for --seconds, print command->result latency; "
-      "--direct=ADDR for the same straight to a table instance");
+      "--direct=ADDR for the same straight to a table instance\n"
+      "  --mode=play: --players play whole games at human pace (--think_ms), a report every "
+      "--report_seconds (docs/load.md)");
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::StrContains(file, "gateway_load");
