@@ -96,6 +96,20 @@ std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand,
                                                const std::string& authorization,
                                                PlayStreamHandlers handlers);
 
+// A display name per load player that the lobby's name rules accept: `prefix`, a space and
+// the index in consonants only. Digits would not do: the rules read 0/1/3/4/5/7/8 as
+// letters, so "load 807" spells "loadbot" and is refused as looking like a bot.
+inline std::string LoadPlayerName(const std::string& prefix, int i) {
+  static constexpr char kLetters[] = "cfgjkpqrvwxyz";
+  constexpr int kBase = sizeof(kLetters) - 1;
+  std::string suffix;
+  do {
+    suffix.push_back(kLetters[i % kBase]);
+    i /= kBase;
+  } while (i > 0);
+  return prefix + " " + suffix;
+}
+
 }  // namespace courtpiece::gateway_load
 
 #endif  // COURTPIECE_TOOLS_GATEWAY_LOAD_LOAD_H_

@@ -89,20 +89,6 @@ ABSL_FLAG(int, drain_seconds, 30, "play: after --seconds, how long leaving and c
 namespace courtpiece::gateway_load {
 namespace {
 
-// A display name per load player that the lobby's name rules accept: "Load" and the index
-// in consonants only. Digits would not do: the rules read 0/1/3/4/5/7/8 as letters, so
-// "load 807" spells "loadbot" and is refused as looking like a bot.
-std::string LoadName(int i) {
-  static constexpr char kLetters[] = "cfgjkpqrvwxyz";
-  constexpr int kBase = sizeof(kLetters) - 1;
-  std::string suffix;
-  do {
-    suffix.push_back(kLetters[i % kBase]);
-    i /= kBase;
-  } while (i > 0);
-  return "Load " + suffix;
-}
-
 namespace cv1 = ::courtpiece::client::v1;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
@@ -220,7 +206,7 @@ int Run() {
              [&](gateway::testing::HttpClient& http, int i) {
                cv1::GuestLoginRequest req;
                req.set_device_secret(secrets[i]);
-               req.set_display_name(LoadName(i));
+               req.set_display_name(LoadPlayerName("Load", i));
                absl::StatusOr<cv1::Session> s = http.Call<cv1::Session>("GuestLogin", req);
                if (!s.ok()) {
                  if (setup_errors.fetch_add(1) < 5)

@@ -710,18 +710,6 @@ std::string RandomToken(std::mt19937_64& rng, int n) {
   return out;
 }
 
-// A display name the lobby accepts: consonants only (digits read as letters, see main.cc).
-std::string PlayName(int i) {
-  static constexpr char kLetters[] = "cfgjkpqrvwxyz";
-  constexpr int kBase = sizeof(kLetters) - 1;
-  std::string suffix;
-  do {
-    suffix.push_back(kLetters[i % kBase]);
-    i /= kBase;
-  } while (i > 0);
-  return "Player " + suffix;
-}
-
 int StatusCodeOf(const absl::Status& s) { return static_cast<int>(s.code()); }
 
 // Signs in the group's four, creates the table, resolves its code; Begin()s the players.
@@ -732,7 +720,7 @@ void SetUpGroup(const PlayConfig& c, PlayStats* stats, gateway::testing::HttpCli
   for (int k = 0; k < 4; ++k) {
     cv1::GuestLoginRequest req;
     req.set_device_secret(RandomToken(rng, 40));
-    req.set_display_name(PlayName(group * 4 + k));
+    req.set_display_name(LoadPlayerName("Player", group * 4 + k));
     const auto t0 = SteadyClock::now();
     absl::StatusOr<cv1::Session> s = http.Call<cv1::Session>("GuestLogin", req);
     stats->Add(kSignIn, MicrosSince(t0));
