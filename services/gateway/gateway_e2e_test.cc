@@ -28,6 +28,7 @@
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/storage/testing.h"
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
+#include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -42,6 +43,7 @@ namespace {
 
 namespace cv1 = ::courtpiece::client::v1;
 namespace pb = ::courtpiece::table::v1;
+namespace wv1 = ::courtpiece::wallet::v1;
 using table_service::testing::CoinDeltasBySeat;
 using table_service::testing::FakeReceivers;
 using testing::GrpcDialer;
@@ -266,6 +268,9 @@ class GatewayE2eTest : public ::testing::Test {
     options.player_id = p.session.player_id();
     options.commands_per_second = 15;
     options.auto_reconnect = false;
+    // Free the seat at the game's end, so no second game (it starts by itself 7 s later,
+    // RULES.md §4.3) stakes coins the first game's results do not show.
+    options.leave_at_game_over = true;
     if (p.web) options.open_access_token = p.session.access_token();
     p.play = std::make_unique<ScriptedPlayer>(p.name, DialerFor(p), options);
     absl::StatusOr<cv1::Opened> opened = p.play->Open(table_id);
@@ -363,6 +368,38 @@ class GatewayE2eTest : public ::testing::Test {
     return out.empty() ? "no timeouts or absences seen" : out;
   }
 
+  static std::string RoundResults(const Player& p) {
+    std::string out;
+    for (const pb::TableEvent& e : p.Events()) {
+      if (e.type() == "round_result" || e.type() == "round_started" || e.type() == "game_over") {
+        absl::StrAppend(&out, e.type(), "(seq ", e.seq(), " seat ", e.seat(), " ", e.detail(),
+                        ") ");
+      }
+    }
+    return out;
+  }
+
+  // A player's wallet entries, oldest first (what explains a balance the results do not).
+  std::string WalletHistory(const std::string& player_id) {
+    auto wallet =
+        wv1::Wallet::NewStub(grpc::CreateChannel(wallet_addr_, grpc::InsecureChannelCredentials()));
+    wv1::HistoryRequest request;
+    request.set_account_id("player:" + player_id);
+    request.set_page_size(100);
+    wv1::HistoryResponse page;
+    grpc::ClientContext context;
+    common::SetTimeout(context, kRpc);
+    const grpc::Status s = wallet->History(&context, request, &page);
+    if (!s.ok()) return "history: " + s.error_message();
+    std::string out;
+    for (int i = page.entries_size() - 1; i >= 0; --i) {
+      const wv1::Entry& e = page.entries(i);
+      absl::StrAppend(&out, e.reason(), "(", e.table_id(), " r", e.round(), " ", e.amount(),
+                      " key ", e.idempotency_key(), ") ");
+    }
+    return out;
+  }
+
   // Each player's coins as the round results on the host's stream imply (so also: every pot
   // paid out exactly once across the failover).
   void ExpectCoins(const Game& g) {
@@ -381,7 +418,9 @@ class GatewayE2eTest : public ::testing::Test {
         absl::SleepFor(absl::Milliseconds(200));
       }
       EXPECT_EQ(coins, want) << g.name << " " << p->name << " at seat " << seat << ": "
-                             << TimeoutsAndAbsences(*g.players[0]);
+                             << TimeoutsAndAbsences(*g.players[0])
+                             << "\nresults: " << RoundResults(*g.players[0])
+                             << "\nwallet: " << WalletHistory(p->session.player_id());
     }
   }
 
@@ -445,7 +484,13 @@ TEST_F(GatewayE2eTest, EveryGameTypeSurvivesAKillNineOfItsTableInstance) {
     for (auto& p : g->players) {
       EXPECT_TRUE(p->play->WaitGameOver(kGame)) << g->name << " " << p->name;
       EXPECT_THAT(p->play->faults(), ::testing::IsEmpty()) << g->name;
-      EXPECT_FALSE(p->play->ended()) << "the gateway gave up on " << p->name;
+      // A stream ends only as the table closes (OK), everyone having left at the game's end;
+      // any other end is the gateway giving up.
+      if (p->play->ended()) {
+        EXPECT_TRUE(p->play->end()->status.ok())
+            << "the gateway gave up on " << p->name << ": " << p->play->end()->status;
+        EXPECT_GE(p->play->games_over(), 1) << p->name;
+      }
       EXPECT_TRUE(p->play->CheckSeqs().ok()) << p->play->CheckSeqs();
       EXPECT_EQ(p->play->reconnects(), 0) << "the client had to reconnect itself";
     }

@@ -347,8 +347,11 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
     cv1::PlayRequest open;
     open.mutable_open()->set_table_id(absl::StrCat("t-", i));
     ASSERT_TRUE(streams.back()->Write(open));
+    // One at a time, so the fake's last sink is the last stream's (the server may take
+    // streams opened together in any order).
+    ASSERT_TRUE(WaitUntil(play_.mu, play_.cv,
+                          [&] { return play_.messages.size() == static_cast<size_t>(i) + 1; }));
   }
-  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 3; }));
   EXPECT_EQ(front_->open_play_streams(), 3u);
   {
     cv1::PlayResponse queued;
