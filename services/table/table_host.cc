@@ -950,6 +950,10 @@ struct TableHost::Impl {
     h->id = request.table_id();
     h->create = request;
     h->table = std::move(*t);
+    // The host has no stream yet: away (kept 1 minute, §4.10) until their Play stream opens,
+    // as a player seated by JoinTable is; so no game starts for a host who never comes.
+    (void)h->table->Handle(
+        {.type = table::CommandType::kDisconnect, .player = request.host_player()}, now);
     absl::StatusOr<Owner> owner = store.Create(h->id, options.instance_id, StateBytes(*h, now));
     if (owner.status().code() == absl::StatusCode::kAlreadyExists) {
       done(Existing(request));

@@ -258,6 +258,45 @@ TEST_F(HostTest, JoinTableSeatsAPlayerWithoutAStreamAsNotConnected) {
   EXPECT_TRUE((*info)->seats(2).connected());
 }
 
+// RULES.md §4.3/§4.10: the host is seated by CreateTable but has no stream yet: away, so a
+// full table does not start a game and stakes nobody; their Play stream brings them back;
+// a host who never comes is freed after the minute without a quit.
+TEST_F(HostTest, AHostWithoutAStreamIsAwayUntilItOpensAndFreedAfterAMinute) {
+  absl::StatusOr<pb::CreateTableResponse> created = CreateOn(*a->host, Create("t1", "host", 100));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE(created->table().seats(0).connected());
+  EXPECT_TRUE(created->table().seats(0).away());
+  std::map<std::string, Client> people;
+  for (const char* p : {"a", "b", "c"}) {
+    people[p] = OpenOn(*a->host, p);
+    ASSERT_EQ(Do(*a->host, people[p], Cmd(1, "join")), 0) << p;
+  }
+  Run(*a->host, 30'000);  // past the 7 s auto start and a count-in: nothing starts
+  for (const char* p : {"a", "b", "c"}) {
+    EXPECT_EQ(Coins(std::string("player:") + p), 1000) << p;
+    EXPECT_FALSE(HasEvent(people[p].sink->All(), "hand")) << p;
+  }
+  EXPECT_EQ(Coins("player:host"), 1000);
+  Run(*a->host, 31'000);  // 61 s: the kept minute is over
+  std::optional<absl::StatusOr<pb::TableInfo>> info;
+  a->host->GetTable("t1", [&info](absl::StatusOr<pb::TableInfo> v) { info = std::move(v); });
+  a->host->Poll();
+  ASSERT_TRUE(info.has_value() && info->ok());
+  EXPECT_EQ((*info)->seats(0).kind(), "empty");
+  EXPECT_EQ(records.quits().size(), 0u);
+  EXPECT_EQ(Coins("player:host"), 1000);
+
+  // A host who opens their stream is back at once.
+  ASSERT_TRUE(CreateOn(*a->host, Create("t2", "host", 100)).ok());
+  Client host = OpenOn(*a->host, "host", 0, "t2");
+  EXPECT_TRUE(HasEvent(host.sink->Take(), "back"));
+  std::optional<absl::StatusOr<pb::TableInfo>> t2;
+  a->host->GetTable("t2", [&t2](absl::StatusOr<pb::TableInfo> v) { t2 = std::move(v); });
+  a->host->Poll();
+  ASSERT_TRUE(t2.has_value() && t2->ok());
+  EXPECT_TRUE((*t2)->seats(0).connected());
+}
+
 TEST_F(HostTest, JoinTableOnAFullTableIsResourceExhausted) {
   wallet.SetBalance("player:d", 1000);
   wallet.SetBalance("player:e", 1000);
