@@ -341,7 +341,7 @@ function SeatBox(props: { s: TableState; seat: number; pos: string; now: number;
           Take bot out
         </button>
       )}
-      {canManage && (v.kind === 'empty' || (v.kind === 'person' && v.presence !== 'present')) && !s.vote && (
+      {canManage && !mine && (v.kind === 'empty' || (v.kind === 'person' && v.presence !== 'present')) && !s.vote && (
         <button type="button" class="mini" onClick={() => props.send({ type: 'ask_bot', seat })}>
           Ask for a bot
         </button>
