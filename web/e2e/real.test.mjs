@@ -127,6 +127,10 @@ test('four players: create, join by code / link / quick join, a whole game, relo
     },
   });
   await shotBoth(host, 'real-game-over');
+  // Classic counts tricks: the round's winners took at least 7 (the panel once showed 0-0).
+  const tricks = await host.locator('.roundinfo tr', { hasText: 'Tricks' }).locator('td').allInnerTexts();
+  assert.equal(tricks.length, 2);
+  assert.ok(Math.max(...tricks.map(Number)) >= 7, `tricks in the round panel: ${tricks}`);
   const lat = await latency(pages, clicks);
   writeFileSync(`${RESULTS}latency-real.json`, JSON.stringify(lat, null, 2));
   console.log('card on all four screens (real suite):', JSON.stringify(lat));

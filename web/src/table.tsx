@@ -772,6 +772,8 @@ function RoundInfo(props: { s: TableState }) {
   if (!r) return null;
   const us = teamOf(Math.max(0, s.mySeat));
   const countLabel = s.game === 'classic' ? 'Tricks' : s.game === 'stack' ? 'Points' : 'Picked up';
+  // The table's `count` is piles picked up or stack points; classic counts tricks won.
+  const count = s.game === 'classic' ? r.tricksWon : r.count;
   return (
     <section class="panel roundinfo" aria-label="This round">
       <h3>Round {r.no}</h3>
@@ -779,8 +781,8 @@ function RoundInfo(props: { s: TableState }) {
         <tbody>
           <tr>
             <th scope="row">{countLabel}</th>
-            <td data-testid="count-us">{r.count[us]}</td>
-            <td>{r.count[1 - us]}</td>
+            <td data-testid="count-us">{count[us]}</td>
+            <td>{count[1 - us]}</td>
           </tr>
           {s.game !== 'classic' && (
             <tr>
