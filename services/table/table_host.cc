@@ -1366,7 +1366,7 @@ void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view playe
         const int seat = SeatOfPlayer(t, p);
         const bool recording = seat >= 0 && t.recording_seat() == seat;
         out.set_seat(seat);
-        out.set_round(t.voice_round());
+        out.set_round(recording ? t.recording_round() : t.voice_round());
         if (seat < 0) {
           out.set_reason("not_seated");
         } else if (t.PeopleSeated() < 2) {

@@ -44,6 +44,7 @@ absl::Status Table::Join(const Command& c, int64_t now) {
   st = SeatState{};
   st.kind = SeatKind::kPerson;
   st.player = c.player;
+  st.voice_used = VoiceUsedBy(c.player);  // sitting down again does not give it back (§5.1)
   if (vote_.active && !vote_.swap && vote_.seat == seat) ResolveVote(false, now);
   EmitAll({.type = "seated", .seat = seat, .player = c.player, .detail = "person"});
   for (int s = 0; s < 4; ++s) {

@@ -48,6 +48,7 @@ absl::Status Validate(const pb::TableState& s) {
   if (s.game_people() < 0 || s.game_people() > 4) return bad("game_people");
   if (!SeatOk(s.turn_seat(), true)) return bad("turn_seat");
   if (!SeatOk(s.recording_seat(), true)) return bad("recording_seat");
+  if (static_cast<size_t>(s.voice_used_by_size()) > kVoiceUsedByMax) return bad("voice_used_by");
   if (s.vote().active() && !SeatOk(s.vote().seat(), false)) return bad("vote seat");
   for (const pb::VoiceNote& n : s.notes()) {
     if (!SeatOk(n.author_seat(), false)) return bad("note author_seat");
@@ -151,6 +152,8 @@ std::string Table::Snapshot() const {
   for (const std::string& p : vote_.pending) v->add_pending(p);
   s.set_recording_seat(recording_seat_);
   s.set_recording_until_ms(recording_until_);
+  s.set_recording_round(recording_round_);
+  for (const std::string& p : voice_used_by_) s.add_voice_used_by(p);
   for (const VoiceNote& n : notes_) {
     pb::VoiceNote* p = s.add_notes();
     p->set_note_id(n.note_id);
@@ -241,6 +244,11 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
                   .pending = {s.vote().pending().begin(), s.vote().pending().end()}};
   t->recording_seat_ = s.recording_seat();
   t->recording_until_ = s.recording_until_ms();
+  // A snapshot from before recording_round was kept, taken while someone recorded: the
+  // note belongs to the voice round as it was.
+  t->recording_round_ =
+      s.recording_round() == 0 && s.recording_seat() >= 0 ? s.voice_round() : s.recording_round();
+  t->voice_used_by_.assign(s.voice_used_by().begin(), s.voice_used_by().end());
   for (const pb::VoiceNote& p : s.notes()) {
     t->notes_.push_back({.note_id = p.note_id(),
                          .author = p.author(),

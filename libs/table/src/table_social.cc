@@ -114,6 +114,11 @@ void Table::BeginVoiceRound(uint64_t round) {
   if (voice_round_ == round) return;
   voice_round_ = round;
   for (SeatState& seat : seats_) seat.voice_used = false;
+  voice_used_by_.clear();
+}
+
+bool Table::VoiceUsedBy(std::string_view player) const {
+  return std::find(voice_used_by_.begin(), voice_used_by_.end(), player) != voice_used_by_.end();
 }
 
 absl::Status Table::VoiceStart(int s, int64_t now) {
@@ -123,9 +128,14 @@ absl::Status Table::VoiceStart(int s, int64_t now) {
   if (recording_seat_ >= 0) {
     return absl::FailedPreconditionError(absl::StrCat("seat ", recording_seat_, " is recording"));
   }
-  if (seats_[s].voice_used) return absl::FailedPreconditionError("one voice note per round");
+  if (seats_[s].voice_used || VoiceUsedBy(seats_[s].player)) {
+    return absl::FailedPreconditionError("one voice note per round");
+  }
   seats_[s].voice_used = true;  // a discard or a timeout still uses it (§5.1)
+  if (voice_used_by_.size() >= kVoiceUsedByMax) voice_used_by_.erase(voice_used_by_.begin());
+  voice_used_by_.push_back(seats_[s].player);
   recording_seat_ = s;
+  recording_round_ = voice_round_;
   recording_until_ = now + kVoiceMaxMs + kVoiceUploadGraceMs;
   EmitAll({.type = "voice_recording",
            .seat = s,
@@ -146,7 +156,7 @@ absl::Status Table::VoiceSent(int s, const Command& c, int64_t now) {
   VoiceNote n{.note_id = c.note_id,
               .author = seats_[s].player,
               .author_seat = s,
-              .round = voice_round_,
+              .round = recording_round_,
               .play_at_ms = now + kVoicePlayDelayMs};
   // Reports from when it starts playing until 5 s after it ends, both edges included (§5.4).
   n.report_until_ms = n.play_at_ms + c.duration_ms + kVoiceReportWindowMs;

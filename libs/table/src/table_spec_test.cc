@@ -47,6 +47,12 @@ std::vector<std::string> UnseatedReasons(const TableHarness& h) {
   }
   return out;
 }
+int SeatOfPlayer(const Table& t, const std::string& player) {
+  for (int s = 0; s < 4; ++s) {
+    if (t.seat(s).player == player) return s;
+  }
+  return -1;
+}
 // SHA-256 (hex) of the seed whose hex is `seed_hex`: the commitment a seat can check.
 std::string CommitmentOf(const std::string& seed_hex) {
   Seed seed{};
@@ -423,6 +429,54 @@ TEST_F(Spec, ANoteInTheCountInUsesThatRoundsNote) {
   h.PlayPeople();
   ASSERT_EQ(h.table().phase(), Phase::kCountIn);  // round 3's count-in: a note again
   EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+}
+
+// A note started in round 1 and sent after round 2's count-in began is round 1's: its
+// report names round 1, and the player's round-2 note is still unused (§5.1).
+TEST_F(Spec, ANoteStartedBeforeTheCountInBelongsToTheRoundItWasStartedIn) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  EXPECT_EQ(h.table().recording_round(), 1u);
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);
+  ASSERT_EQ(h.table().voice_round(), 2u);
+  ASSERT_EQ(h.table().recording_seat(), SeatOfPlayer(h.table(), "a"));  // still recording
+  EXPECT_EQ(h.table().recording_round(), 1u);
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "late", .duration_ms = 900})
+          .ok());
+  ASSERT_NE(h.table().FindNote("late"), nullptr);
+  EXPECT_EQ(h.table().FindNote("late")->round, 1u);
+  h.Run(kVoicePlayDelayMs);
+  ASSERT_TRUE(h.Do({.type = CommandType::kReport, .player = "b", .note_id = "late"}).ok());
+  ASSERT_EQ(h.EffectsOfType(EffectType::kReport).size(), 1u);
+  EXPECT_EQ(h.EffectsOfType(EffectType::kReport)[0].note_round, 1u);
+  // Round 2's note: once.
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  EXPECT_EQ(h.table().recording_round(), 2u);
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceDiscard, "a").ok());
+  EXPECT_EQ(h.Simple(CommandType::kVoiceStart, "a").message(), "one voice note per round");
+}
+
+// Leaving and sitting down again in the same voice round does not give the note back (§5.1),
+// and the restored table remembers it.
+TEST_F(Spec, SittingDownAgainDoesNotGiveTheNoteBack) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceDiscard, "a").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());
+  EXPECT_TRUE(h.table().VoiceUsedBy("a"));
+  h.SnapshotRestore();
+  ASSERT_TRUE(h.Join("a").ok());
+  const int seat = SeatOfPlayer(h.table(), "a");
+  ASSERT_GE(seat, 0);
+  EXPECT_TRUE(h.table().seat(seat).voice_used);
+  absl::Status st = h.Simple(CommandType::kVoiceStart, "a");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "one voice note per round");
+  EXPECT_TRUE(h.Simple(CommandType::kVoiceStart, "b").ok());  // b's is unused
 }
 
 // ---- 5. Reports from the note's start until 5 s after its end, edges exact; never your own.

@@ -14,6 +14,7 @@
 #define COURTPIECE_TABLE_TABLE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,6 +41,9 @@ inline constexpr int64_t kVoiceMaxMs = 7'000;
 // runs its full 5 s after it ends (§5.4).
 inline constexpr int64_t kVoiceToleranceMs = 500;
 inline constexpr int64_t kVoiceUploadGraceMs = 3'000;  // lock held this long past 7 s
+// The players remembered as having used a round's voice allowance (§5.1): more than ever sit
+// at one table in a round; past it the oldest is forgotten.
+inline constexpr size_t kVoiceUsedByMax = 64;
 inline constexpr int64_t kVoicePlayDelayMs = 1'000;
 inline constexpr int64_t kVoiceReportWindowMs = 5'000;  // after the note ends (§5.4)
 inline constexpr int kTimeoutsBeforeBot = 5;
@@ -272,6 +276,12 @@ class Table {
   // The round whose voice allowance SeatState::voice_used is, and so the round a note
   // recorded now belongs to: round_no() + 1 from a count-in on, else round_no() (§5.1).
   uint64_t voice_round() const { return voice_round_; }
+  // The voice round of the note being recorded (recording_seat() >= 0): the round it was
+  // started in, even if a count-in began meanwhile (§5.1).
+  uint64_t recording_round() const { return recording_round_; }
+  // Whether `player` used the allowance of voice_round(), seated now or not (leaving and
+  // sitting down again does not give it back, §5.1).
+  bool VoiceUsedBy(std::string_view player) const;
   // People (not bots) seated, away or not: voice notes need two (§5.1).
   int PeopleSeated() const;
   // An announced note still kept for reports (kept at least until its report window
@@ -399,6 +409,9 @@ class Table {
   Vote vote_;
   int recording_seat_ = -1;
   int64_t recording_until_ = 0;
+  uint64_t recording_round_ = 0;  // the voice round the note being recorded belongs to
+  // Who used the allowance of voice_round_ (at most kVoiceUsedByMax; cleared each round).
+  std::vector<std::string> voice_used_by_;
   std::vector<VoiceNote> notes_;
   uint64_t seq_ = 0;
   std::vector<Event> events_;
