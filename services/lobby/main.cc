@@ -60,6 +60,7 @@
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "courtpiece/storage/pg_pool.h"
+#include "courtpiece/storage/pg_pool_metrics.h"
 #include "courtpiece/storage/redis_client.h"
 #include "courtpiece/table/rules_engine.h"
 #include "services/lobby/accounts.h"
@@ -197,13 +198,6 @@ absl::StatusOr<Config> ReadConfig() {
   return c;
 }
 
-void UpdatePoolGauges(const storage::PgPool& pool, common::GaugeFamily& gauge) {
-  gauge.WithLabels({{"state", "in_use"}}).Set(pool.in_use());
-  gauge.WithLabels({{"state", "open"}}).Set(pool.open());
-  gauge.WithLabels({{"state", "waiting"}}).Set(pool.waiting());
-  gauge.WithLabels({{"state", "size_max"}}).Set(pool.options().size_max);
-}
-
 int Run() {
   common::ShutdownSignal& signal = common::ShutdownSignal::Install();
   absl::StatusOr<Config> config = ReadConfig();
@@ -320,7 +314,7 @@ int Run() {
                        {"access_ttl_s", absl::ToInt64Seconds(config->accounts.access_ttl)},
                        {"refresh_ttl_s", absl::ToInt64Seconds(config->accounts.refresh_ttl)}});
   std::optional<int> signo;
-  while (!(signo = signal.WaitFor(kGaugeInterval))) UpdatePoolGauges(pool, pool_gauge);
+  while (!(signo = signal.WaitFor(kGaugeInterval))) storage::SetPoolGauges(pool, pool_gauge);
   log.Info("shutting down", {{"signal", *signo}});
   const absl::Time start = absl::Now();
   (*server)->Shutdown(start + kDrain);

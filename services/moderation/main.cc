@@ -47,6 +47,7 @@
 #include "courtpiece/placement/placement.h"
 #include "courtpiece/placement/redis_owner_lookup.h"
 #include "courtpiece/storage/pg_pool.h"
+#include "courtpiece/storage/pg_pool_metrics.h"
 #include "courtpiece/storage/redis_client.h"
 #include "services/moderation/admin.h"
 #include "services/moderation/ffmpeg_audio_probe.h"
@@ -128,13 +129,6 @@ absl::StatusOr<Config> ReadConfig() {
   if (absl::Status s = env.Finish(); !s.ok()) return s;
   if (absl::Status s = ReadVerifyKeys(c); !s.ok()) return s;
   return c;
-}
-
-void UpdatePoolGauges(const storage::PgPool& pool, common::GaugeFamily& gauge) {
-  gauge.WithLabels({{"state", "in_use"}}).Set(pool.in_use());
-  gauge.WithLabels({{"state", "open"}}).Set(pool.open());
-  gauge.WithLabels({{"state", "waiting"}}).Set(pool.waiting());
-  gauge.WithLabels({{"state", "size_max"}}).Set(pool.options().size_max);
 }
 
 // Runs the purge every `interval` (a backlog: again at once, at most kPurgeRunsPerTickMax
@@ -289,7 +283,7 @@ int Run() {
   std::optional<int> signo;
   int tick = 0;
   while (!(signo = signal.WaitFor(kGaugeInterval))) {
-    UpdatePoolGauges(pool, pool_gauge);
+    storage::SetPoolGauges(pool, pool_gauge);
     if (tick++ % kStoreGaugeEveryTicks == 0) {
       absl::StatusOr<StoreGauges> gauges = store.Gauges(clock.Now() + config->rpc_deadline_max);
       if (gauges.ok()) {

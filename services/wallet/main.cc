@@ -30,6 +30,7 @@
 #include "courtpiece/common/metrics.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "courtpiece/storage/pg_pool.h"
+#include "courtpiece/storage/pg_pool_metrics.h"
 #include "services/wallet/batching_ledger_store.h"
 #include "services/wallet/ledger.h"
 #include "services/wallet/pg_ledger_store.h"
@@ -78,13 +79,6 @@ absl::StatusOr<Config> ReadConfig() {
   if (absl::Status s = Ledger::ValidateOptions(c.ledger); !s.ok()) return s;
   if (absl::Status s = BatchingLedgerStore::ValidateOptions(c.batch); !s.ok()) return s;
   return c;
-}
-
-void UpdatePoolGauges(const storage::PgPool& pool, common::GaugeFamily& gauge) {
-  gauge.WithLabels({{"state", "in_use"}}).Set(pool.in_use());
-  gauge.WithLabels({{"state", "open"}}).Set(pool.open());
-  gauge.WithLabels({{"state", "waiting"}}).Set(pool.waiting());
-  gauge.WithLabels({{"state", "size_max"}}).Set(pool.options().size_max);
 }
 
 int Run() {
@@ -140,7 +134,7 @@ int Run() {
                        {"batch_wait_us", absl::ToInt64Microseconds(config->batch.wait_max)},
                        {"batches_in_flight_max", config->batch.batches_in_flight_max}});
   std::optional<int> signo;
-  while (!(signo = signal.WaitFor(kGaugeInterval))) UpdatePoolGauges(pool, pool_gauge);
+  while (!(signo = signal.WaitFor(kGaugeInterval))) storage::SetPoolGauges(pool, pool_gauge);
   log.Info("shutting down", {{"signal", *signo}});
   const absl::Time start = absl::Now();
   (*server)->Shutdown(start + kDrain);
