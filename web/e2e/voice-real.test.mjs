@@ -129,6 +129,8 @@ test('voice: record, play, report, admin mutes, the next note is refused as mute
   await muted.waitFor({ timeout: 10000 });
   assert.equal(await a.getByTestId('voice-msg').getAttribute('data-reason'), 'muted');
   assert.deepEqual(uploads, [200, 403]);
+  // Muted for a time: the microphone stays off, so A does not take the recording slot again.
+  assert.equal(await a.locator('button.mic').getAttribute('disabled'), '');
   console.log('voice: muted message:', await muted.innerText());
   await shotBoth(a, 'real-voice-muted');
   await a.context().close();

@@ -29,7 +29,7 @@ import {
 } from './state';
 import { gameLabel } from './app';
 import { Avatar, CardBack, CardFace, MicIcon, SpeakerIcon, SuitIcon, TurnRing } from './ui';
-import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
+import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, mutedUntilMs, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
 
 const STATE_KEY = 'cp.tableState';
 const POS = ['bottom', 'right', 'top', 'left'] as const;
@@ -604,6 +604,10 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   const [recording, setRecording] = useState(false);
   const [msg, setMsg] = useState('');
   const [refusal, setRefusal] = useState('');
+  // A timed mute seen in a refusal: the microphone stays off until it ends (the server's
+  // time read on this device's clock), so a muted player does not take the recording slot.
+  const [mutedUntil, setMutedUntil] = useState(0);
+  const muted = props.now < localTime(s, mutedUntil);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;
   const someoneElse = s.recording && !iRecord;
   const people = s.seats.filter((x) => x.kind === 'person').length;
@@ -642,6 +646,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
     } catch (e) {
       setMsg(e instanceof VoiceUnavailable ? 'Voice notes are not available on this server' : (e as Error).message);
       if (e instanceof VoiceRefused) setRefusal(e.reason);
+      if (e instanceof VoiceRefused && e.reason === 'muted') setMutedUntil(mutedUntilMs(e.detail));
       // Give the lock back (the allowance stays used, §5.1); an expired one is gone already.
       if (!(e instanceof VoiceRefused && e.reason === 'no_lock')) send({ type: 'voice_discard' });
     }
@@ -659,7 +664,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
           </button>
         </>
       ) : (
-        <button type="button" class="mic" onClick={start} disabled={!!someoneElse || (iRecord && !recording)} aria-label="Record a voice note (up to 7 seconds)">
+        <button type="button" class="mic" onClick={start} disabled={!!someoneElse || (iRecord && !recording) || muted} aria-label="Record a voice note (up to 7 seconds)">
           <MicIcon />
         </button>
       )}

@@ -59,8 +59,8 @@ export function formatUntil(iso: string, now: Date = new Date()): string {
 export function refusalText(reason: string, detail: string, now: Date = new Date()): string {
   switch (reason) {
     case 'muted': {
-      const m = /until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/.exec(detail);
-      return m ? `You can't send voice notes until ${formatUntil(m[1], now)}` : "You can't send voice notes until an admin lifts it";
+      const until = mutedUntilMs(detail);
+      return until ? `You can't send voice notes until ${formatUntil(new Date(until).toISOString(), now)}` : "You can't send voice notes until an admin lifts it";
     }
     case 'too_long':
       return 'Too long: a voice note lasts at most 7 seconds';
@@ -81,6 +81,14 @@ export function refusalText(reason: string, detail: string, now: Date = new Date
     default:
       return detail || 'The voice note could not be sent';
   }
+}
+
+/** The end of a timed mute named in a `muted` refusal's detail (server ms), or 0 (none, or
+ * until an admin lifts it: the next try asks again). */
+export function mutedUntilMs(detail: string): number {
+  const m = /until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/.exec(detail);
+  const t = m ? Date.parse(m[1]) : NaN;
+  return Number.isNaN(t) ? 0 : t;
 }
 
 /** Splits "no_lock: you do not hold ..." into its reason word and the rest. */

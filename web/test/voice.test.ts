@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VoiceRefused, VoiceUnavailable, formatUntil, refusalReason, refusalText, uploadNote } from '../src/voice';
+import { VoiceRefused, VoiceUnavailable, formatUntil, mutedUntilMs, refusalReason, refusalText, uploadNote } from '../src/voice';
 
 type Seen = { url: string; headers: Record<string, string>; body: unknown; method: string };
 function fakeFetch(status: number, body: unknown) {
@@ -59,6 +59,13 @@ describe('uploadNote', () => {
     const until = new Date(2026, 11, 3, 9, 5, 0).toISOString().replace(/\.\d+Z$/, 'Z');
     const e = await refusal(403, err(7, 'PERMISSION_DENIED', `muted: an admin stopped your voice notes until ${until}`));
     expect(e.message).toBe("You can't send voice notes until 2026-12-03 09:05");
+  });
+
+  it('the end of a timed mute, for keeping the microphone off until then', () => {
+    expect(mutedUntilMs('an admin stopped your voice notes until 2026-12-02T01:02:03Z')).toBe(Date.UTC(2026, 11, 2, 1, 2, 3));
+    expect(mutedUntilMs('until 2026-12-02T01:02:03.250Z')).toBe(Date.UTC(2026, 11, 2, 1, 2, 3, 250));
+    expect(mutedUntilMs('an admin stopped your voice notes until they lift it')).toBe(0);
+    expect(mutedUntilMs('')).toBe(0);
   });
 
   it('muted until lifted', async () => {
