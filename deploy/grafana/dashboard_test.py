@@ -70,6 +70,18 @@ def registration(metric):
     return None, f"{metric}: no {tried} in services/{service}/*.cc or libs/common/src"
 
 
+def included_library_sources(files):
+    """The libs/<lib>/src/<name>.cc behind each "courtpiece/<lib>/<name>.h" the files include:
+    a label may be written by a shared helper (storage::SetPoolGauges) the service calls."""
+    found = {}
+    for text in files.values():
+        for lib, name in re.findall(r'#include "courtpiece/([a-z_]+)/([a-z0-9_]+)\.h"', text):
+            source = ROOT / "libs" / lib / "src" / f"{name}.cc"
+            if source.is_file():
+                found[source] = source.read_text()
+    return found
+
+
 def labels_used(expr):
     used = set()
     for body in re.findall(r"\{([^}]*)\}", expr):
@@ -99,6 +111,7 @@ def check_expr(where, expr, errors):
             defining.update({p: p.read_text() for p in files})
     if not defining:
         return
+    defining.update(included_library_sources(defining))
     for label in sorted(labels_used(expr)):
         if not any(f'"{label}"' in text for text in defining.values()):
             errors.append(f"{where}: label '{label}' is set by none of "
