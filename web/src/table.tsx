@@ -560,7 +560,7 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
       )}
       {seated && !s.round && !s.gameNo && s.phase === 'waiting' && (
         <button type="button" class="primary" onClick={() => send({ type: 'start_now' })} data-testid="start-now">
-          Start now (bots fill empty seats)
+          {s.seats.some((x) => x.kind === 'empty') ? 'Start now (bots fill empty seats)' : 'Start now'}
         </button>
       )}
       {seated && s.seats[s.mySeat]?.presence === 'bot_driving' && (
