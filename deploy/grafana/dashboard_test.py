@@ -16,6 +16,7 @@ selector (`name{label="..."}`) or grouped by (`by (label)`) must be written as a
 The datasource of every panel and target must be the provisioned one. The metric names in
 deploy/prometheus/alerts.yml and docs/operations.md are checked the same way.
 """
+import functools
 import json
 import pathlib
 import re
@@ -70,15 +71,21 @@ def registration(metric):
     return None, f"{metric}: no {tried} in services/{service}/*.cc or libs/common/src"
 
 
+@functools.lru_cache(maxsize=None)
+def library_source(lib, name):
+    """The text of libs/<lib>/src/<name>.cc, or None; read once per run."""
+    source = ROOT / "libs" / lib / "src" / f"{name}.cc"
+    return (source, source.read_text()) if source.is_file() else None
+
+
 def included_library_sources(files):
     """The libs/<lib>/src/<name>.cc behind each "courtpiece/<lib>/<name>.h" the files include:
     a label may be written by a shared helper (storage::SetPoolGauges) the service calls."""
     found = {}
     for text in files.values():
         for lib, name in re.findall(r'#include "courtpiece/([a-z_]+)/([a-z0-9_]+)\.h"', text):
-            source = ROOT / "libs" / lib / "src" / f"{name}.cc"
-            if source.is_file():
-                found[source] = source.read_text()
+            if (hit := library_source(lib, name)) is not None:
+                found[hit[0]] = hit[1]
     return found
 
 
