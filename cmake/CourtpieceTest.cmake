@@ -1,5 +1,11 @@
-# courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s])
+# courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s] [COST s])
 # A GoogleTest binary in build/bin registered with ctest under the given labels.
+#
+# COST: about how many seconds the test runs (ctest's COST property). tests/run.sh runs ctest
+# with many more jobs than cores (most long tests wait on game timers, not the CPU), so the
+# wall time is set by when the longest tests start: ctest starts the costliest first. After
+# one run ctest knows the real times (build/Testing/Temporary/CTestCostData.txt); COST orders
+# the first run of a fresh build tree, i.e. every CI run. Give it to any test over ~20 s.
 #
 # courtpiece_unit_tests: a target that builds exactly the binaries the tests labelled unit
 # run, and nothing else (no integration tests, benchmarks or service binaries the unit tests
@@ -34,7 +40,7 @@ function(courtpiece_unit_test_binaries)
 endfunction()
 
 function(courtpiece_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;DEPS;LABELS;ARGS" ${ARGN})
   if(NOT ARG_LABELS)
     message(FATAL_ERROR "courtpiece_test(${name}): LABELS unit or integration is required")
   endif()
@@ -47,6 +53,9 @@ function(courtpiece_test name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name} ${ARG_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_COST)
+    set_tests_properties(${name} PROPERTIES COST ${ARG_COST})
+  endif()
   if("unit" IN_LIST ARG_LABELS)
     courtpiece_unit_test_binaries(${name})
   endif()

@@ -60,18 +60,37 @@ COURTPIECE_TEST_PG_URL=$(./deploy/local/postgres.sh url --port "$pg_port" --dir 
 export COURTPIECE_TEST_PG_URL
 export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 
-step "tests (unit + integration)"
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+# Three lanes side by side, because most of the suite waits on game timers (turn times,
+# count-ins, keeps) rather than on the CPU (ctest -j2 took 13 min for 4.6 CPU-minutes):
+#  1. ctest with several jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
+#     (their COST, cmake/CourtpieceTest.cmake);
+#  2. the web client: npm ci, build, unit tests, then the browser against the real suite;
+#  3. the sanitizer tree's build at nice 19, so it takes only the CPU the tests leave idle.
+# Each lane logs to .local/test/logs/; the web lane's log is printed when it ends. The
+# sanitizer tests run last, alone (they are CPU-bound).
+logs="$state_dir/logs"
+rm -rf "$logs" && mkdir -p "$logs"
+lane_pids=()
+stop_lanes() {
+  local pid
+  for pid in "${lane_pids[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  stop_servers
+}
+trap stop_lanes EXIT
+set -m  # each lane in its own process group, so an early exit stops all of a lane's children
 
-step "web client: build, unit tests, browser end to end against the real suite"
-(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
-./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port"
+web_lane() {
+  (cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
+  ./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port" --no-web-build
+}
+web_lane >"$logs/web.log" 2>&1 &
+web_pid=$!
+lane_pids+=("$web_pid")
 
-if [ "$sanitizers" = 1 ]; then
-  step "sanitizer build (ASan+UBSan) and unit tests"
+asan_build_lane() {
   # -O1 keeps assertions on (no NDEBUG) at a fraction of -O0's run time, and -g1 (line
   # tables only: sanitizer reports keep file:line) compiles much faster than -g; the heavy
-  # randomized tests run a tenth of their iterations here (full counts ran above).
+  # randomized tests run a tenth of their iterations here (full counts ran in lane 1).
   # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   # Only what `ctest -L unit` runs is built (courtpiece_unit_tests, cmake/CourtpieceTest.cmake):
   # integration tests, benchmarks and service binaries compiled in the first tree already.
@@ -80,7 +99,40 @@ if [ "$sanitizers" = 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
     -DCOURTPIECE_TEST_CODE_FLAGS=-O0 \
     -DCOURTPIECE_SANITIZE=address -DCOURTPIECE_PROTO_OUT="$root/build/gen" >/dev/null
-  cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
+  nice -n 19 cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
+}
+if [ "$sanitizers" = 1 ]; then
+  asan_build_lane >"$logs/asan-build.log" 2>&1 &
+  asan_pid=$!
+  lane_pids+=("$asan_pid")
+fi
+set +m
+
+step "tests (unit + integration); beside them: the web client, the sanitizer tree's build"
+ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
+ctest_rc=0
+ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600 || ctest_rc=$?
+
+step "web client: build, unit tests, browser end to end against the real suite (log of lane 2)"
+web_rc=0
+wait "$web_pid" || web_rc=$?
+cat "$logs/web.log"
+
+if [ "$ctest_rc" != 0 ] || [ "$web_rc" != 0 ]; then
+  echo "tests/run.sh: FAILED (ctest exit $ctest_rc, web client exit $web_rc)" >&2
+  exit 1
+fi
+
+if [ "$sanitizers" = 1 ]; then
+  step "sanitizer build (ASan+UBSan, lane 3) and unit tests"
+  asan_rc=0
+  wait "$asan_pid" || asan_rc=$?
+  if [ "$asan_rc" != 0 ]; then
+    cat "$logs/asan-build.log"
+    echo "tests/run.sh: FAILED (the sanitizer build, exit $asan_rc)" >&2
+    exit 1
+  fi
+  tail -n 1 "$logs/asan-build.log"
   COURTPIECE_TEST_SCALE_DIVISOR=10 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900

@@ -8,14 +8,16 @@
 # played, reported, resolved with a mute by an admin made with courtpiece-admin, the next
 # note refused as muted). Screenshots land in web/test-results/.
 #   tests/web_e2e.sh --pg HOST:PORT --redis HOST:PORT [--redis-db 5] [--bin build/bin]
+#                    [--no-web-build]   (web/dist is already built: tests/run.sh builds it)
 set -euo pipefail
-pg="" redis="" redis_db=5 bin="build/bin"
+pg="" redis="" redis_db=5 bin="build/bin" web_build=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --pg) pg=$2; shift 2 ;;
     --redis) redis=$2; shift 2 ;;
     --redis-db) redis_db=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --no-web-build) web_build=0; shift ;;
     *) echo "tests/web_e2e.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -23,7 +25,10 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=$(cd "$bin" && pwd)
-(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
+if [[ $web_build = 1 ]]; then
+  (cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
+fi
+[[ -f web/dist/index.html ]] || { echo "web/dist is not built (run without --no-web-build)" >&2; exit 2; }
 source tests/lib/stack.sh
 trap stack_stop EXIT
 stack_start "$pg" "$redis" webe2e "$redis_db" \
