@@ -109,7 +109,7 @@ fi
 set +m
 
 step "tests (unit + integration); beside them: the web client, the sanitizer tree's build"
-ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
+ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 8 ))}
 ctest_rc=0
 ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600 || ctest_rc=$?
 
