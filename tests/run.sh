@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts a throwaway
 # PostgreSQL and Redis on loopback test ports, runs every test (unit + integration), the
-# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh),
-# then a sanitizer build (ASan+UBSan) of the unit tests, and stops the servers.
+# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh)
+# and a sanitizer build (ASan+UBSan) of the unit tests, side by side in three lanes (below),
+# and stops the servers.
 #
 #   tests/run.sh                 everything (what CI runs)
 #   tests/run.sh --no-sanitizers skip the sanitizer pass (quicker local loop)
@@ -63,11 +64,11 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 # Three lanes side by side, because most of the suite waits on game timers (turn times,
 # count-ins, keeps) rather than on the CPU (ctest -j2 took 13 min for 4.6 CPU-minutes):
 #  1. ctest with several jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
-#     (their COST, cmake/CourtpieceTest.cmake);
-#  2. the web client: npm ci, build, unit tests, then the browser against the real suite;
+#     (their COST, cmake/CourtpieceTest.cmake); then the sanitizer tree's unit tests;
+#  2. the web client: npm ci, build, unit tests, then the browser against the real suite
+#     (its test files side by side: web/package.json e2e:real);
 #  3. the sanitizer tree's build at nice 19, so it takes only the CPU the tests leave idle.
-# Each lane logs to .local/test/logs/; the web lane's log is printed when it ends. The
-# sanitizer tests run last, alone (they are CPU-bound).
+# Lanes 2 and 3 log to .local/test/logs/; the web lane's log is printed when it ends.
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
 lane_pids=()
@@ -113,29 +114,30 @@ ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 8 ))}
 ctest_rc=0
 ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600 || ctest_rc=$?
 
+asan_rc=0
+if [ "$sanitizers" = 1 ] && [ "$ctest_rc" = 0 ]; then
+  step "sanitizer build (ASan+UBSan, lane 3) and its unit tests; the web client still beside"
+  wait "$asan_pid" || asan_rc=$?
+  if [ "$asan_rc" != 0 ]; then
+    cat "$logs/asan-build.log"
+    echo "tests/run.sh: the sanitizer build failed (exit $asan_rc)" >&2
+  else
+    tail -n 1 "$logs/asan-build.log"
+    COURTPIECE_TEST_SCALE_DIVISOR=10 \
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900 || asan_rc=$?
+  fi
+fi
+
 step "web client: build, unit tests, browser end to end against the real suite (log of lane 2)"
 web_rc=0
 wait "$web_pid" || web_rc=$?
 cat "$logs/web.log"
 
-if [ "$ctest_rc" != 0 ] || [ "$web_rc" != 0 ]; then
-  echo "tests/run.sh: FAILED (ctest exit $ctest_rc, web client exit $web_rc)" >&2
+if [ "$ctest_rc" != 0 ] || [ "$asan_rc" != 0 ] || [ "$web_rc" != 0 ]; then
+  echo "tests/run.sh: FAILED (ctest exit $ctest_rc, sanitizers exit $asan_rc," \
+    "web client exit $web_rc)" >&2
   exit 1
-fi
-
-if [ "$sanitizers" = 1 ]; then
-  step "sanitizer build (ASan+UBSan, lane 3) and unit tests"
-  asan_rc=0
-  wait "$asan_pid" || asan_rc=$?
-  if [ "$asan_rc" != 0 ]; then
-    cat "$logs/asan-build.log"
-    echo "tests/run.sh: FAILED (the sanitizer build, exit $asan_rc)" >&2
-    exit 1
-  fi
-  tail -n 1 "$logs/asan-build.log"
-  COURTPIECE_TEST_SCALE_DIVISOR=10 \
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900
 fi
 ccache_stats
 step "all tests passed"
