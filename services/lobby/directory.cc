@@ -53,9 +53,15 @@ std::string NewTableId() {
   return id;
 }
 
+// The level's name as stored and given back: "" is "easy" (the caller's name was checked).
+std::string BotLevelName(std::string_view name) {
+  return std::string(bots::LevelName(table::ParseBotLevel(name).value_or(bots::Level::kEasy)));
+}
+
 bool SameOptions(const DirectoryTable& row, const NewTable& t) {
   return row.game_options == t.game_options && row.bet_coins == t.bet_coins &&
-         row.turn_time_ms == t.turn_time_ms && row.listed == t.listed;
+         row.turn_time_ms == t.turn_time_ms && row.listed == t.listed &&
+         row.bot_level == BotLevelName(t.bot_level);
 }
 
 absl::Status ValidateQuery(const TableQuery& q) {
@@ -111,7 +117,7 @@ std::string EncodeEntry(const DirectoryTable& row) {
   nlohmann::json j = {{"t", row.table_id},      {"c", row.code},         {"h", row.host_player},
                       {"r", row.request_id},    {"g", row.game_options}, {"b", row.bet_coins},
                       {"tt", row.turn_time_ms}, {"l", row.listed},       {"o", row.owner_instance},
-                      {"at", row.created_at_ms}};
+                      {"at", row.created_at_ms}, {"bl", row.bot_level}};
   return j.dump();
 }
 
@@ -130,6 +136,7 @@ absl::StatusOr<DirectoryTable> DecodeEntry(std::string_view value) {
     row.listed = j.at("l").get<bool>();
     row.owner_instance = j.at("o").get<std::string>();
     row.created_at_ms = j.at("at").get<int64_t>();
+    row.bot_level = j.value("bl", std::string("easy"));  // entries from before the level
   } catch (const nlohmann::json::exception&) {
     return absl::InternalError("bad directory entry");
   }
@@ -193,6 +200,7 @@ TableRef Directory::RefOf(const DirectoryTable& row) const {
   ref.bet_coins = row.bet_coins;
   ref.turn_time_ms = row.turn_time_ms;
   ref.listed = row.listed;
+  ref.bot_level = row.bot_level;
   ref.host_player = row.host_player;
   return ref;
 }
@@ -208,6 +216,7 @@ TableRef Directory::RefOf(const pb::TableInfo& info) const {
   ref.bet_coins = info.bet_coins();
   ref.turn_time_ms = info.turn_time_ms();
   ref.listed = info.listed();
+  ref.bot_level = BotLevelName(info.bot_level());
   ref.host_player = info.host_player();
   return ref;
 }
@@ -241,6 +250,7 @@ absl::StatusOr<TableRef> Directory::CreateTable(std::string_view caller, const N
                                                                .turn_time_ms = t.turn_time_ms,
                                                                .game_options = t.game_options});
   if (!options_ok.ok()) return options_ok;
+  if (absl::Status s = table::ParseBotLevel(t.bot_level).status(); !s.ok()) return s;
   if (t.game_options.size() > 1024) {
     return absl::InvalidArgumentError("game_options: longer than 1024 bytes");
   }
@@ -288,6 +298,7 @@ absl::StatusOr<TableRef> Directory::CreateTable(std::string_view caller, const N
                      .bet_coins = t.bet_coins,
                      .turn_time_ms = t.turn_time_ms,
                      .listed = t.listed,
+                     .bot_level = BotLevelName(t.bot_level),
                      .created_at_ms = NowMs()};
   row.owner_instance = placement::PickOwner(row.table_id, live);
   ASSIGN_OR_RETURN(std::string code, ReserveCode(row));
@@ -350,6 +361,7 @@ absl::StatusOr<TableRef> Directory::EnsureCreated(DirectoryTable row) {
   request.set_game_options(row.game_options);
   request.set_code(row.code);
   request.set_listed(row.listed);
+  request.set_bot_level(row.bot_level);
   absl::StatusOr<pb::CreateTableResponse> created = tables_.CreateTable(*at, request, Deadline());
   if (!created.ok()) {
     const absl::StatusCode code = created.status().code();

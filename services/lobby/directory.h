@@ -90,6 +90,7 @@ struct NewTable {
   int64_t bet_coins = 0;
   int64_t turn_time_ms = 0;
   bool listed = false;
+  std::string bot_level;  // "easy" (also ""), "normal", "strong"
 };
 
 struct TableRef {
@@ -102,6 +103,7 @@ struct TableRef {
   int64_t bet_coins = 0;
   int64_t turn_time_ms = 0;
   bool listed = false;
+  std::string bot_level = "easy";
   std::string host_player;
   int seat = -1;
 };

@@ -17,6 +17,7 @@ void ToProto(const TableRef& ref, v1::TableRef* out) {
   o->set_bet_coins(ref.bet_coins);
   o->set_turn_time_ms(ref.turn_time_ms);
   o->set_public_(ref.listed);
+  o->set_bot_level(ref.bot_level);
   out->set_host_player(ref.host_player);
   out->set_seat(ref.seat);
 }
@@ -35,7 +36,8 @@ grpc::Status DirectoryService::CreateTable(grpc::ServerContext* context,
                                                          .game_options = o.game_options(),
                                                          .bet_coins = o.bet_coins(),
                                                          .turn_time_ms = o.turn_time_ms(),
-                                                         .listed = o.public_()});
+                                                         .listed = o.public_(),
+                                                         .bot_level = o.bot_level()});
   if (!ref.ok()) return ToGrpcStatus(ref.status());
   ToProto(*ref, response);
   return grpc::Status::OK;

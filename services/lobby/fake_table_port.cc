@@ -75,6 +75,7 @@ absl::StatusOr<pb::CreateTableResponse> FakeTableTier::CreateTable(
   t.set_turn_time_ms(request.turn_time_ms());
   t.set_game_options(request.game_options());
   t.set_listed(request.listed());
+  t.set_bot_level(request.bot_level().empty() ? "easy" : request.bot_level());
   t.set_phase("waiting");
   t.set_owner_instance(at.id);
   t.set_owner_addr(at.addr);

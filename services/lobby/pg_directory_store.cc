@@ -13,7 +13,7 @@ using storage::PgRow;
 
 constexpr char kColumns[] =
     "table_id, code, host_player, request_id, game_options, bet_coins, turn_time_ms, listed, "
-    "owner_instance, created_at_ms, coalesce(closed_at_ms, 0)";
+    "owner_instance, created_at_ms, coalesce(closed_at_ms, 0), bot_level";
 
 absl::StatusOr<DirectoryTable> RowOf(const PgRow& r) {
   DirectoryTable t;
@@ -28,6 +28,7 @@ absl::StatusOr<DirectoryTable> RowOf(const PgRow& r) {
   ASSIGN_OR_RETURN(t.owner_instance, r.String(8));
   ASSIGN_OR_RETURN(t.created_at_ms, r.Int64(9));
   ASSIGN_OR_RETURN(t.closed_at_ms, r.Int64(10));
+  ASSIGN_OR_RETURN(t.bot_level, r.String(11));
   return t;
 }
 
@@ -71,11 +72,12 @@ absl::StatusOr<InsertedTable> PgDirectoryStore::InsertTable(const DirectoryTable
       PgResult inserted,
       pool_.ExecAutocommit(
           "INSERT INTO lobby.directory_tables (table_id, code, host_player, request_id, "
-          "game_options, bet_coins, turn_time_ms, listed, owner_instance, created_at_ms) "
-          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+          "game_options, bet_coins, turn_time_ms, listed, owner_instance, created_at_ms, "
+          "bot_level) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
           "ON CONFLICT (host_player, request_id) DO NOTHING",
           {t.table_id, t.code, t.host_player, t.request_id, t.game_options, t.bet_coins,
-           t.turn_time_ms, t.listed, t.owner_instance, t.created_at_ms},
+           t.turn_time_ms, t.listed, t.owner_instance, t.created_at_ms, t.bot_level},
           3));
   if (inserted.affected_rows() == 1) return InsertedTable{.table = t, .inserted = true};
   ASSIGN_OR_RETURN(std::optional<DirectoryTable> existing,

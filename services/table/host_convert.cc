@@ -221,6 +221,7 @@ pb::TableInfo InfoOf(const table::Table& t, const pb::CreateTableRequest& create
   info.set_bet_coins(t.options().bet_coins);
   info.set_turn_time_ms(t.options().turn_time_ms);
   info.set_game_options(t.options().game_options);
+  info.set_bot_level(std::string(bots::LevelName(t.options().bot_level)));
   info.set_phase(std::string(PhaseName(t.phase())));
   info.set_round(t.round_no());
   for (int s = 0; s < 4; ++s) {
@@ -242,7 +243,10 @@ table::TableOptions OptionsOf(const pb::CreateTableRequest& create) {
                              .host_player = create.host_player(),
                              .bet_coins = create.bet_coins(),
                              .turn_time_ms = create.turn_time_ms(),
-                             .game_options = create.game_options()};
+                             .game_options = create.game_options(),
+                             // ValidateCreate refused a bad name.
+                             .bot_level = table::ParseBotLevel(create.bot_level())
+                                              .value_or(bots::Level::kEasy)};
 }
 
 absl::Status ValidateCreate(const pb::CreateTableRequest& create) {
@@ -258,13 +262,16 @@ absl::Status ValidateCreate(const pb::CreateTableRequest& create) {
   if (create.game_options().size() > 1024) {
     return absl::InvalidArgumentError("game_options: longer than 1024 bytes");
   }
+  if (absl::Status s = table::ParseBotLevel(create.bot_level()).status(); !s.ok()) return s;
   return absl::OkStatus();
 }
 
 bool SameCreate(const pb::CreateTableRequest& a, const pb::CreateTableRequest& b) {
   return a.table_id() == b.table_id() && a.host_player() == b.host_player() &&
          a.bet_coins() == b.bet_coins() && a.turn_time_ms() == b.turn_time_ms() &&
-         a.game_options() == b.game_options() && a.code() == b.code() && a.listed() == b.listed();
+         a.game_options() == b.game_options() && a.code() == b.code() && a.listed() == b.listed() &&
+         table::ParseBotLevel(a.bot_level()).value_or(bots::Level::kEasy) ==
+             table::ParseBotLevel(b.bot_level()).value_or(bots::Level::kEasy);
 }
 
 }  // namespace courtpiece::table_service

@@ -15,6 +15,10 @@
 //   COURTPIECE_TABLE_MODERATION_ADDR      moderation gRPC (ReportIntake)  (default 127.0.0.1:7005)
 //   COURTPIECE_TABLE_WORKERS              table worker threads            (default: cores)
 //   COURTPIECE_TABLE_TABLES_MAX           tables hosted at most           (default 20000)
+//   COURTPIECE_TABLE_BOT_THREADS          searching bots' threads (normal/strong bots and
+//                                         auto-play, off the workers)     (default: cores)
+//   COURTPIECE_TABLE_BOT_QUEUE_MAX        bot searches waiting; past it the heuristic plays
+//                                         at once                         (default 1024)
 //   COURTPIECE_TABLE_HEARTBEAT_TTL        an instance silent this long is dead (default 3s)
 //   COURTPIECE_TABLE_RPC_TIMEOUT          per wallet/lobby/moderation call (default 2s)
 //   COURTPIECE_TABLE_REDIS_CONNECTIONS    Redis connections               (default workers + 2)
@@ -66,6 +70,7 @@ struct Config {
   std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
   std::string wallet_addr, lobby_addr, moderation_addr;
   int workers = 2, tables_max = 20'000, redis_connections = 0, redis_db = 0;
+  int bot_threads = 1, bot_queue_max = 1024;
   absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace, sweep_interval, sweep_grace;
   StreamLimits limits;
   common::LogLevel log_level = common::LogLevel::kInfo;
@@ -87,6 +92,9 @@ absl::StatusOr<Config> ReadConfig() {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   c.workers = static_cast<int>(env.Int("COURTPIECE_TABLE_WORKERS", cores, 1, 256));
   c.tables_max = static_cast<int>(env.Int("COURTPIECE_TABLE_TABLES_MAX", 20'000, 1, 1'000'000));
+  c.bot_threads = static_cast<int>(env.Int("COURTPIECE_TABLE_BOT_THREADS", cores, 1, 64));
+  c.bot_queue_max =
+      static_cast<int>(env.Int("COURTPIECE_TABLE_BOT_QUEUE_MAX", 1024, 1, 1'000'000));
   c.heartbeat_ttl = env.Duration("COURTPIECE_TABLE_HEARTBEAT_TTL", absl::Seconds(3),
                                  absl::Milliseconds(500), absl::Minutes(5));
   c.rpc_timeout = env.Duration("COURTPIECE_TABLE_RPC_TIMEOUT", absl::Seconds(2),
@@ -221,6 +229,8 @@ int Run() {
                                  : config->instance_id;
   host_options.workers = config->workers;
   host_options.tables_max = config->tables_max;
+  host_options.bot_threads = config->bot_threads;
+  host_options.bot_queue_max = config->bot_queue_max;
   host_options.heartbeat_ttl_ms = absl::ToInt64Milliseconds(config->heartbeat_ttl);
   host_options.heartbeat_every_ms = std::max<int64_t>(100, host_options.heartbeat_ttl_ms / 6);
   host_options.rpc_timeout_ms = absl::ToInt64Milliseconds(config->rpc_timeout);

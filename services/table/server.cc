@@ -249,13 +249,17 @@ TableMetrics::TableMetrics(common::Metrics& m)
       effect_retries_(m.Counter("effect_retries", "Effect sends answered retry-later, by kind.")),
       claims_(m.Counter("failovers", "Tables taken over from a dead or departed instance.")),
       cuts_(m.Counter("streams_cut", "Play streams ended by the server, by reason.")),
+      bot_moves_(m.Counter("bot_moves",
+                           "Searching bots' moves by level and outcome (searched, late, "
+                           "pool_full).")),
       latency_(m.LatencyHistogram("command_to_event",
                                   "From a command's arrival to its result on the stream "
                                   "(after its events).")),
       tables_(m.Gauge("live_tables", "Tables hosted by this instance.")),
       seats_(m.Gauge("seats", "Seats of hosted tables by kind.")),
       streams_(m.Gauge("streams", "Open Play streams.")),
-      pending_(m.Gauge("pending_effects", "Effects not yet acknowledged by their receiver.")) {}
+      pending_(m.Gauge("pending_effects", "Effects not yet acknowledged by their receiver.")),
+      bot_jobs_(m.Gauge("bot_jobs", "Searching bots' jobs: queued now, expired unrun (total).")) {}
 
 void TableMetrics::Command(std::string_view type, absl::StatusCode code) {
   const std::string t = table::ParseCommandType(type).has_value() ? std::string(type) : "unknown";
@@ -274,6 +278,10 @@ void TableMetrics::EffectSent(std::string_view kind, absl::StatusCode code) {
   }
 }
 void TableMetrics::TableClaimed() { claims_.WithLabels({}).Increment(); }
+void TableMetrics::BotMove(std::string_view level, std::string_view outcome) {
+  bot_moves_.WithLabels({{"level", std::string(level)}, {"outcome", std::string(outcome)}})
+      .Increment();
+}
 void TableMetrics::CommandLatency(double seconds) { latency_.WithLabels({}).Observe(seconds); }
 void TableMetrics::StreamOpened(int delta) {
   streams_.WithLabels({}).Set(static_cast<double>(open_streams_.fetch_add(delta) + delta));
@@ -287,6 +295,8 @@ void TableMetrics::Refresh(const HostStats& s) {
   seats_.WithLabels({{"kind", "bot"}}).Set(static_cast<double>(s.seats_bots));
   seats_.WithLabels({{"kind", "empty"}}).Set(static_cast<double>(s.seats_empty));
   pending_.WithLabels({}).Set(static_cast<double>(s.pending_effects));
+  bot_jobs_.WithLabels({{"state", "queued"}}).Set(static_cast<double>(s.bot_jobs_queued));
+  bot_jobs_.WithLabels({{"state", "expired"}}).Set(static_cast<double>(s.bot_jobs_expired));
 }
 
 // --- the service ---------------------------------------------------------------------------

@@ -33,15 +33,17 @@ class TableMetrics final : public HostMetrics {
   void Save(size_t bytes, absl::StatusCode code) override;
   void EffectSent(std::string_view kind, absl::StatusCode code) override;
   void TableClaimed() override;
+  void BotMove(std::string_view level, std::string_view outcome) override;
   void CommandLatency(double seconds);
   void StreamOpened(int delta);
   void StreamCut(std::string_view why);
   void Refresh(const HostStats& stats);
 
  private:
-  common::CounterFamily commands_, saves_, save_bytes_, effects_, effect_retries_, claims_, cuts_;
+  common::CounterFamily commands_, saves_, save_bytes_, effects_, effect_retries_, claims_, cuts_,
+      bot_moves_;
   common::HistogramFamily latency_;
-  common::GaugeFamily tables_, seats_, streams_, pending_;
+  common::GaugeFamily tables_, seats_, streams_, pending_, bot_jobs_;
   std::atomic<int64_t> open_streams_{0};
 };
 

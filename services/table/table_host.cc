@@ -131,6 +131,7 @@ struct TableHost::Impl {
     int64_t adopt_grace_until_ms = 0;
     bool wallet_down_noticed = false;
     bool flush_queued = false;  // in its worker's flush list
+    uint64_t bot_asked = 0;     // the table's bot turn last handed to the pool
   };
   struct Worker {
     absl::Mutex mu;
@@ -146,7 +147,7 @@ struct TableHost::Impl {
   enum class Saved { kYes, kRetry, kDropped };
 
   Impl(const HostOptions& o, Clock& c, TableStore& s, WalletPort& w, RecordsPort& r,
-       table::EngineFactory& e, table::SeedSource& seed, HostMetrics* m)
+       table::EngineFactory& e, table::SeedSource& seed, HostMetrics* m, BotRunner* b)
       : options(o),
         clock(c),
         store(s),
@@ -158,6 +159,16 @@ struct TableHost::Impl {
         log("table-host", common::LogLevel::kInfo) {
     COURTPIECE_CHECK(o.workers >= 1 && o.workers <= 256, "1..256 workers");
     for (int i = 0; i < o.workers; ++i) workers.push_back(std::make_unique<Worker>());
+    if (b != nullptr) {
+      bots = b;
+    } else if (o.start_threads) {
+      own_bots = std::make_unique<ThreadBotPool>(
+          BotPoolOptions{.threads = o.bot_threads, .queue_max = o.bot_queue_max}, c);
+      bots = own_bots.get();
+    } else {
+      own_bots = std::make_unique<InlineBotRunner>();
+      bots = own_bots.get();
+    }
   }
 
   const HostOptions options;
@@ -168,6 +179,8 @@ struct TableHost::Impl {
   table::EngineFactory& engines;
   table::SeedSource& seeds;
   HostMetrics* metrics;
+  std::unique_ptr<BotRunner> own_bots;
+  BotRunner* bots = nullptr;
   common::Logger log;
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<uint64_t> next_stream_id{1};
@@ -362,6 +375,7 @@ struct TableHost::Impl {
   // After an input: the table's outputs wait for the worker's next Flush, which saves every
   // touched table in one pipelined round trip and then publishes.
   void Touch(Worker& w, Hosted& h) {
+    AskBots(w, h);
     Collect(h);
     if (!h.flush_queued) {
       h.flush_queued = true;
@@ -550,6 +564,43 @@ struct TableHost::Impl {
                 {{"table", table_id}, {"key", key}, {"status", s}});
     }
     ErasePending(*h, key);
+    Touch(w, *h);
+  }
+
+  // A table waiting for a searching bot's move: its job goes to the pool, once per turn
+  // (a table restored here asks again: Hosted starts at 0). The answer comes back as a
+  // task on this worker (OnBotMove); a full pool gets the heuristic's move at once.
+  void AskBots(Worker& w, Hosted& h) {
+    if (shutting_down.load()) return;  // the next owner asks again
+    for (int guard = 0; guard < 64; ++guard) {
+      std::optional<table::BotTurn> b = h.table->PendingBotTurn();
+      if (!b || b->id == h.bot_asked) return;
+      h.bot_asked = b->id;
+      const std::string id = h.id;
+      const uint64_t turn = b->id;
+      const bots::Level level = b->level;
+      Worker* wp = &w;
+      BotRunner::Done done = [this, wp, id, turn, level](table::Move move) {
+        // A full worker queue loses the answer: the turn's deadline plays the heuristic.
+        (void)Post(*wp, [this, wp, id, turn, level, move] { OnBotMove(*wp, id, turn, level, move); });
+      };
+      if (bots->Submit(h.table->NewBotJob(), absl::FromUnixMillis(b->deadline_ms),
+                       std::move(done))) {
+        return;
+      }
+      if (metrics != nullptr) metrics->BotMove(common::ToStd(bots::LevelName(level)), "pool_full");
+      (void)h.table->OnBotMove(turn, std::nullopt, NowMs());  // may ask for the next seat
+    }
+  }
+
+  void OnBotMove(Worker& w, const std::string& table_id, uint64_t turn, bots::Level level,
+                 const table::Move& move) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;  // dropped or handed over meanwhile
+    const absl::Status s = h->table->OnBotMove(turn, move, NowMs());
+    if (metrics != nullptr) {
+      metrics->BotMove(common::ToStd(bots::LevelName(level)), s.ok() ? "searched" : "late");
+    }
     Touch(w, *h);
   }
 
@@ -1210,10 +1261,10 @@ struct TableHost::Impl {
 
 TableHost::TableHost(HostOptions options, Clock& clock, TableStore& store, WalletPort& wallet,
                      RecordsPort& records, table::EngineFactory& engines, table::SeedSource& seeds,
-                     HostMetrics* metrics)
+                     HostMetrics* metrics, BotRunner* bots)
     : options_(std::move(options)),
       impl_(std::make_unique<Impl>(options_, clock, store, wallet, records, engines, seeds,
-                                   metrics)) {}
+                                   metrics, bots)) {}
 
 TableHost::~TableHost() { Shutdown(); }
 
@@ -1234,6 +1285,8 @@ absl::Status TableHost::Start() {
 
 void TableHost::Shutdown() {
   if (impl_->shutting_down.exchange(true)) return;
+  // First: no pool thread may post an answer to a worker after it stops.
+  impl_->bots->Stop();
   {
     absl::MutexLock lock(&impl_->watch_mu);
     impl_->watch_stop = true;
@@ -1499,6 +1552,8 @@ HostStats TableHost::Stats() const {
     out.seats_bots += mine.seats_bots;
     out.seats_empty += mine.seats_empty;
   });
+  out.bot_jobs_queued = impl_->bots->QueueDepth();
+  out.bot_jobs_expired = impl_->bots->Expired();
   return out;
 }
 

@@ -31,6 +31,7 @@
 #include "courtpiece/table/engine.h"
 #include "courtpiece/table/table.h"
 #include "courtpiece/table/v1/table_service.pb.h"
+#include "services/table/bot_pool.h"
 #include "services/table/ports.h"
 #include "services/table/table_store.h"
 
@@ -52,6 +53,10 @@ struct HostOptions {
   // After taking a table over, people still marked connected have this long to open a new
   // stream before the table treats them as disconnected.
   int64_t adopt_grace_ms = 15'000;
+  // The searching bots' pool (bot_pool.h) the host makes when none is given: threads and
+  // queued jobs. A host without threads runs each search inline (InlineBotRunner).
+  int bot_threads = 1;
+  int bot_queue_max = 1024;
 };
 
 // One player's Play stream, as the server implements it.
@@ -72,6 +77,11 @@ class HostMetrics {
   virtual void Save(size_t bytes, absl::StatusCode code) = 0;
   virtual void EffectSent(std::string_view kind, absl::StatusCode code) = 0;
   virtual void TableClaimed() = 0;
+  // A searching bot's move: `outcome` "searched" (played), "late" (its table had played the
+  // heuristic already, or moved on), "pool_full" (refused: the heuristic played at once).
+  virtual void BotMove(std::string_view level, std::string_view outcome) {
+    (void)level, (void)outcome;
+  }
 };
 
 struct HostStats {
@@ -81,6 +91,8 @@ struct HostStats {
   int64_t seats_bots = 0;
   int64_t seats_empty = 0;
   int64_t pending_effects = 0;
+  int64_t bot_jobs_queued = 0;   // searching bots' jobs waiting for a pool thread
+  int64_t bot_jobs_expired = 0;  // dropped unrun at their deadline (since start)
 };
 
 // What TableHost::ListTables keeps (ListTablesRequest).
@@ -93,7 +105,7 @@ class TableHost {
  public:
   TableHost(HostOptions options, Clock& clock, TableStore& store, WalletPort& wallet,
             RecordsPort& records, table::EngineFactory& engines, table::SeedSource& seeds,
-            HostMetrics* metrics = nullptr);
+            HostMetrics* metrics = nullptr, BotRunner* bots = nullptr);
   ~TableHost();
   TableHost(const TableHost&) = delete;
   TableHost& operator=(const TableHost&) = delete;

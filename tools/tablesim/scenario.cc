@@ -91,7 +91,8 @@ absl::Status ReadTable(const json& sc, Scenario* out) {
   const json& t = *it;
   if (!t.is_object()) return Bad("table", "an object", t);
   TABLESIM_RETURN_IF_ERROR(
-      OnlyKeys(t, "table", {"table_id", "host", "bet", "turn_time_ms", "game", "fake_options"}));
+      OnlyKeys(t, "table", {"table_id", "host", "bet", "turn_time_ms", "game", "fake_options",
+                            "bot_level"}));
   ct::TableOptions& o = out->options;
   TABLESIM_RETURN_IF_ERROR(ReadString(t, "table_id", "table.table_id", true, &o.table_id));
   TABLESIM_RETURN_IF_ERROR(ReadString(t, "host", "table.host", true, &o.host_player));
@@ -99,6 +100,13 @@ absl::Status ReadTable(const json& sc, Scenario* out) {
       ReadInt(t, "bet", "table.bet", ct::kBetMinCoins, ct::kBetMaxCoins, &o.bet_coins));
   TABLESIM_RETURN_IF_ERROR(ReadInt(t, "turn_time_ms", "table.turn_time_ms", ct::kTurnTimeMinMs,
                                    ct::kTurnTimeMaxMs, &o.turn_time_ms));
+  std::string level;
+  TABLESIM_RETURN_IF_ERROR(ReadString(t, "bot_level", "table.bot_level", false, &level));
+  absl::StatusOr<::courtpiece::bots::Level> parsed = ct::ParseBotLevel(level);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError("table.bot_level must be easy, normal or strong");
+  }
+  o.bot_level = *parsed;
   if (out->fake_engine) {
     if (t.contains("game")) return absl::InvalidArgumentError("table.game is for engine rules");
     TABLESIM_RETURN_IF_ERROR(

@@ -35,8 +35,13 @@ std::vector<std::string> Names(const std::vector<int>& cards) {
   return out;
 }
 
-absl::StatusOr<int> ParseTarget(std::string_view options) {
-  if (options.empty()) return 5;
+struct FakeOptions {
+  int target = 5;
+  bool search = false;
+};
+
+absl::StatusOr<FakeOptions> ParseFakeOptions(std::string_view options) {
+  FakeOptions out;
   while (!options.empty()) {
     size_t comma = options.find(',');
     std::string_view kv = options.substr(0, comma);
@@ -44,19 +49,43 @@ absl::StatusOr<int> ParseTarget(std::string_view options) {
     size_t eq = kv.find('=');
     std::string_view key = kv.substr(0, eq);
     std::string_view val = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
-    if (key != "target") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fake engine: unknown option '", std::string(key), "' (allowed: target)"));
+    if (key != "target" && key != "search") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fake engine: unknown option '", std::string(key), "' (allowed: target, search)"));
     }
     int v = 0;
     auto r = std::from_chars(val.data(), val.data() + val.size(), v);
+    if (key == "search") {
+      if (r.ec != std::errc() || r.ptr != val.data() + val.size() || v < 0 || v > 1) {
+        return absl::InvalidArgumentError("fake engine: search must be 0 or 1");
+      }
+      out.search = v == 1;
+      continue;
+    }
     if (r.ec != std::errc() || v < 1 || v > 100) {
       return absl::InvalidArgumentError("fake engine: target must be 1..100");
     }
-    return v;
+    out.target = v;
   }
-  return 5;
+  return out;
 }
+
+// The fake "searching" bot: the highest legal card (AutoMove plays the lowest), so a test
+// tells a searched move from the fallback; it calls as AutoMove does.
+class FakeSearchJob final : public BotJob {
+ public:
+  FakeSearchJob(Move call, std::vector<int> legal) : call_(std::move(call)), legal_(std::move(legal)) {}
+  Move Run() override {
+    if (legal_.empty()) return call_;
+    int high = *std::max_element(legal_.begin(), legal_.end(),
+                                 [](int a, int b) { return Rank(a) < Rank(b); });
+    return {MoveKind::kPlay, CardName(high)};
+  }
+
+ private:
+  Move call_;
+  std::vector<int> legal_;
+};
 
 }  // namespace
 
@@ -91,8 +120,9 @@ int ParseCard(std::string_view name) {
   return static_cast<int>(s - kSuits) * 13 + static_cast<int>(r - kRanks);
 }
 
-FakeEngine::FakeEngine(int target_points, int first_dealer)
-    : target_(target_points), dealer_(first_dealer), caller_((first_dealer + 1) % 4) {}
+FakeEngine::FakeEngine(int target_points, int first_dealer, bool search)
+    : target_(target_points), search_(search), dealer_(first_dealer),
+      caller_((first_dealer + 1) % 4) {}
 
 absl::Status FakeEngine::StartRound(const Seed& seed) {
   if (phase_ != Phase::kNone || GameOver()) {
@@ -224,6 +254,13 @@ Move FakeEngine::AutoMove(int seat) const {
   return {MoveKind::kPlay, CardName(low)};
 }
 
+std::unique_ptr<BotJob> FakeEngine::NewBotJob(int seat, bots::Level level, uint64_t seed) const {
+  (void)level, (void)seed;
+  if (!search_) return nullptr;
+  if (phase_ == Phase::kCalling) return std::make_unique<FakeSearchJob>(AutoMove(seat), std::vector<int>{});
+  return std::make_unique<FakeSearchJob>(Move{}, LegalCards(seat));
+}
+
 void FakeEngine::Emit(int to, EngineEvent ev) { pending_[to].push_back(std::move(ev)); }
 void FakeEngine::EmitAll(const EngineEvent& ev) {
   for (int s = 0; s < 4; ++s) pending_[s].push_back(ev);
@@ -299,14 +336,14 @@ absl::Status FakeEngine::Restore(std::string_view bytes) {
 
 absl::StatusOr<std::unique_ptr<GameEngine>> FakeEngineFactory::NewGame(
     std::string_view options, const Seed& first_dealer_seed) {
-  absl::StatusOr<int> target = ParseTarget(options);
-  if (!target.ok()) return target.status();
+  absl::StatusOr<FakeOptions> o = ParseFakeOptions(options);
+  if (!o.ok()) return o.status();
   int dealer = static_cast<int>(SeedWord(first_dealer_seed) % 4);
-  return std::unique_ptr<GameEngine>(std::make_unique<FakeEngine>(*target, dealer));
+  return std::unique_ptr<GameEngine>(std::make_unique<FakeEngine>(o->target, dealer, o->search));
 }
 
 absl::Status FakeEngineFactory::Validate(std::string_view options) {
-  return ParseTarget(options).status();
+  return ParseFakeOptions(options).status();
 }
 
 }  // namespace courtpiece::table

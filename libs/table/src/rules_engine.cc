@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "courtpiece/bots/bot.h"
+#include "courtpiece/bots/search_bot.h"
+#include "courtpiece/common/check.h"
 
 namespace courtpiece::table {
 namespace {
@@ -191,6 +193,27 @@ void RulesEngine::RenderMove(int seat, const rules::Move& m, int tricks_before, 
 
 Move RulesEngine::AutoMove(int seat) const {
   return FromRulesMove(bots::ChooseMove(rules_, round_->View(seat)));
+}
+
+namespace {
+class SearchJob final : public BotJob {
+ public:
+  SearchJob(rules::Rules rules, rules::SeatView view, bots::SearchOptions options)
+      : rules_(std::move(rules)), view_(std::move(view)), options_(options) {}
+  Move Run() override { return FromRulesMove(bots::ChooseMove(rules_, view_, options_)); }
+
+ private:
+  rules::Rules rules_;
+  rules::SeatView view_;  // the seat's view only: a copy, the round stays with the engine
+  bots::SearchOptions options_;
+};
+}  // namespace
+
+std::unique_ptr<BotJob> RulesEngine::NewBotJob(int seat, bots::Level level,
+                                               uint64_t seed) const {
+  COURTPIECE_CHECK(round_ && round_->turn() == seat, "NewBotJob is for the seat to act");
+  COURTPIECE_CHECK(level != bots::Level::kEasy, "easy is AutoMove, played at once");
+  return std::make_unique<SearchJob>(rules_, round_->View(seat), bots::LevelOptions(level, seed));
 }
 
 std::array<std::vector<EngineEvent>, 4> RulesEngine::TakeEvents() {

@@ -59,6 +59,17 @@ std::string Sha256Hex(const Seed& seed) {
 }
 std::string SeedHex(const Seed& seed) { return Hex(seed.data(), seed.size()); }
 
+absl::StatusOr<bots::Level> ParseBotLevel(std::string_view name) {
+  if (name.empty() || name == "easy") return bots::Level::kEasy;
+  if (name == "normal") return bots::Level::kNormal;
+  if (name == "strong") return bots::Level::kStrong;
+  return absl::InvalidArgumentError("bot_level must be easy, normal or strong");
+}
+
+int64_t BotBudgetMs(bots::Level level) {
+  return level == bots::Level::kStrong ? kBotBudgetStrongMs : kBotBudgetNormalMs;
+}
+
 absl::Status ValidateTableOptions(const TableOptions& options) {
   if (options.bet_coins < kBetMinCoins || options.bet_coins > kBetMaxCoins) {
     return absl::InvalidArgumentError(
@@ -70,6 +81,9 @@ absl::Status ValidateTableOptions(const TableOptions& options) {
   }
   if (options.table_id.empty() || options.host_player.empty()) {
     return absl::InvalidArgumentError("table_id and host_player are required");
+  }
+  if (options.bot_level > bots::Level::kStrong) {
+    return absl::InvalidArgumentError("bot_level must be easy, normal or strong");
   }
   return absl::OkStatus();
 }
@@ -174,6 +188,7 @@ std::optional<int64_t> Table::NextDeadline() const {
   consider(auto_start_at_);
   consider(count_in_until_);
   consider(turn_deadline_);
+  if (bot_wait_) consider(bot_wait_->deadline_ms);
   if (vote_.active) consider(vote_.deadline_ms);
   consider(recording_until_);
   for (const SeatState& st : seats_) consider(st.keep_until_ms);
@@ -214,6 +229,13 @@ void Table::FireDue(int64_t t) {
       EmitAll({.type = "bot_driving", .seat = s, .player = st.player});
     }
     EmitAll({.type = "timeout", .seat = s, .value = st.timeouts_in_row});
+    if (PlayForSeat(s, /*timed_out=*/true, t)) DriveTurns(t);
+  } else if (bot_wait_ && bot_wait_->deadline_ms == t) {
+    // The search missed its budget: the heuristic plays (a late answer is refused by id).
+    int s = bot_wait_->seat;
+    COURTPIECE_CHECK(phase_ == Phase::kPlaying && engine_->ToAct() == s,
+                     "a bot move is awaited only for the seat to act");
+    bot_wait_.reset();
     ApplyMove(s, engine_->AutoMove(s), t);
     DriveTurns(t);
   } else if (vote_.active && vote_.deadline_ms == t) {
@@ -228,6 +250,38 @@ void Table::FireDue(int64_t t) {
       }
     }
   }
+}
+
+std::optional<BotTurn> Table::PendingBotTurn() const { return bot_wait_; }
+
+std::unique_ptr<BotJob> Table::NewBotJob() const {
+  COURTPIECE_CHECK(bot_wait_.has_value(), "NewBotJob needs a pending bot turn");
+  // FNV-1a over the table id, then the round and the turn's id: the same turn gets the same
+  // search (a restored table asks again with the same id), and nothing of the deal leaks in.
+  uint64_t seed = 1469598103934665603ULL;
+  for (unsigned char c : options_.table_id) seed = (seed ^ c) * 1099511628211ULL;
+  seed ^= (round_no_ << 32) ^ bot_wait_->id;
+  return engine_->NewBotJob(bot_wait_->seat, bot_wait_->level, seed);
+}
+
+absl::Status Table::OnBotMove(uint64_t id, const std::optional<Move>& move, int64_t now_ms) {
+  Advance(now_ms);
+  if (!bot_wait_ || bot_wait_->id != id) {
+    return absl::NotFoundError(absl::StrCat("no bot move awaited with id ", id));
+  }
+  const int s = bot_wait_->seat;
+  COURTPIECE_CHECK(phase_ == Phase::kPlaying && engine_->ToAct() == s,
+                   "a bot move is awaited only for the seat to act");
+  bot_wait_.reset();
+  if (move && engine_->Apply(s, *move).ok()) {
+    turn_deadline_ = 0;
+    turn_seat_ = -1;
+    FlushEngineEvents();
+  } else {
+    ApplyMove(s, engine_->AutoMove(s), now_ms);  // no move, or a refused one: the heuristic's
+  }
+  DriveTurns(now_ms);
+  return absl::OkStatus();
 }
 
 absl::Status Table::Handle(const Command& c, int64_t now_ms) {

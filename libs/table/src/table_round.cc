@@ -169,8 +169,16 @@ void Table::DriveTurns(int64_t now) {
     }
     int s = engine_->ToAct();
     const SeatState& st = seats_[s];
-    if (st.kind == SeatKind::kBot || st.Away() || st.bot_driving) {
-      ApplyMove(s, engine_->AutoMove(s), now);
+    const bool machine = st.kind == SeatKind::kBot || st.Away() || st.bot_driving;
+    if (bot_wait_) {
+      COURTPIECE_CHECK(bot_wait_->seat == s, "a bot move is awaited only for the seat to act");
+      // Still awaited, unless the person is back at a seat played for them while away or
+      // driven (a timed-out turn's move stays the machine's).
+      if (machine || bot_wait_->timed_out) return;
+      bot_wait_.reset();
+    }
+    if (machine) {
+      if (!PlayForSeat(s, /*timed_out=*/false, now)) return;
       continue;
     }
     if (turn_seat_ != s || turn_deadline_ == 0) {
@@ -180,6 +188,26 @@ void Table::DriveTurns(int64_t now) {
     }
     return;
   }
+}
+
+bots::Level Table::LevelFor(int s) const {
+  return seats_[s].kind == SeatKind::kBot ? options_.bot_level : bots::kTimeoutLevel;
+}
+
+bool Table::PlayForSeat(int s, bool timed_out, int64_t now) {
+  const bots::Level level = LevelFor(s);
+  if (level == bots::Level::kEasy || !engine_->Searches()) {
+    ApplyMove(s, engine_->AutoMove(s), now);
+    return true;
+  }
+  bot_wait_ = BotTurn{.id = ++bot_requests_,
+                      .seat = s,
+                      .level = level,
+                      .timed_out = timed_out,
+                      .deadline_ms = now + BotBudgetMs(level)};
+  turn_deadline_ = 0;
+  turn_seat_ = -1;
+  return false;
 }
 
 void Table::ApplyMove(int s, const Move& move, int64_t now) {
@@ -195,6 +223,11 @@ void Table::ApplyMove(int s, const Move& move, int64_t now) {
 absl::Status Table::PlayMove(int s, const Move& move, int64_t now) {
   if (phase_ != Phase::kPlaying) return absl::FailedPreconditionError("no round in play");
   if (engine_->ToAct() != s) return absl::FailedPreconditionError("not your turn");
+  if (bot_wait_) {
+    return absl::FailedPreconditionError(
+        bot_wait_->timed_out ? "your time ran out: a card is being played for you"
+                             : "a bot is playing for you: take_back first");
+  }
   if (absl::Status st = engine_->Apply(s, move); !st.ok()) return st;
   seats_[s].timeouts_in_row = 0;
   turn_deadline_ = 0;
@@ -403,6 +436,7 @@ void Table::MaybeFinishEarly(int64_t now) {
     stakes_.clear();
     turn_deadline_ = 0;
     turn_seat_ = -1;
+    bot_wait_.reset();
     EmitAll({.type = "round_abandoned", .value = static_cast<int64_t>(round_no_)});
     PublishSeed(engine_->SeedOnlyFor(), "abandoned");
   }

@@ -289,6 +289,7 @@ void Table::MaybeClose() {
   phase_ = Phase::kClosed;
   auto_start_at_ = count_in_until_ = turn_deadline_ = recording_until_ = 0;
   vote_ = Vote{};
+  bot_wait_.reset();
   for (SeatState& st : seats_) st = SeatState{};
   effects_.push_back({.type = EffectType::kClose});
 }

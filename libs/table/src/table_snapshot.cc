@@ -29,7 +29,8 @@ absl::Status Validate(const pb::TableState& s) {
   };
   const pb::TableOptions& o = s.options();
   if (o.table_id().empty() || o.bet_coins() < 25 || o.bet_coins() > 1000 ||
-      o.turn_time_ms() < 5000 || o.turn_time_ms() > 30000) {
+      o.turn_time_ms() < 5000 || o.turn_time_ms() > 30000 || o.bot_level() < 0 ||
+      o.bot_level() > static_cast<int>(bots::Level::kStrong)) {
     return bad("options");
   }
   if (s.phase() < 0 || s.phase() > static_cast<int>(Phase::kClosed)) return bad("phase");
@@ -75,6 +76,15 @@ absl::Status Validate(const pb::TableState& s) {
   const bool in_game = phase == Phase::kCountIn || awaiting || phase == Phase::kPlaying;
   if (in_game && !s.game_active()) return bad("phase without a game");
   if (s.turn_deadline_ms() != 0 && phase != Phase::kPlaying) return bad("turn deadline");
+  if (s.has_bot_wait()) {
+    const pb::BotWait& b = s.bot_wait();
+    if (phase != Phase::kPlaying || !SeatOk(b.seat(), false) || b.deadline_ms() <= 0 ||
+        b.id() == 0 || b.id() > s.bot_requests() || s.turn_deadline_ms() != 0 ||
+        (b.level() != static_cast<int>(bots::Level::kNormal) &&
+         b.level() != static_cast<int>(bots::Level::kStrong))) {
+      return bad("bot_wait");
+    }
+  }
   if (s.count_in_until_ms() != 0 && phase != Phase::kCountIn) return bad("count-in deadline");
   // Auto-start is only armed for a full table before a game (Reschedule): firing it in a
   // running game would start a second one over the round in play.
@@ -95,6 +105,7 @@ std::string Table::Snapshot() const {
   o->set_bet_coins(options_.bet_coins);
   o->set_turn_time_ms(options_.turn_time_ms);
   o->set_game_options(options_.game_options);
+  o->set_bot_level(static_cast<int>(options_.bot_level));
   s.set_phase(static_cast<int>(phase_));
   for (const SeatState& st : seats_) {
     pb::SeatState* p = s.add_seats();
@@ -120,6 +131,15 @@ std::string Table::Snapshot() const {
   s.set_count_in_until_ms(count_in_until_);
   s.set_turn_deadline_ms(turn_deadline_);
   s.set_turn_seat(turn_seat_);
+  if (bot_wait_) {
+    pb::BotWait* b = s.mutable_bot_wait();
+    b->set_id(bot_wait_->id);
+    b->set_seat(bot_wait_->seat);
+    b->set_level(static_cast<int>(bot_wait_->level));
+    b->set_timed_out(bot_wait_->timed_out);
+    b->set_deadline_ms(bot_wait_->deadline_ms);
+  }
+  s.set_bot_requests(bot_requests_);
   LegsTo(stakes_, s.mutable_stakes());
   s.set_pot_coins(pot_coins_);
   if (!awaited_key_.empty()) {
@@ -184,7 +204,8 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
                  .host_player = s.options().host_player(),
                  .bet_coins = s.options().bet_coins(),
                  .turn_time_ms = s.options().turn_time_ms(),
-                 .game_options = s.options().game_options()};
+                 .game_options = s.options().game_options(),
+                 .bot_level = static_cast<bots::Level>(s.options().bot_level())};
   std::unique_ptr<Table> t(new Table(o, engines, seeds));
   t->phase_ = static_cast<Phase>(s.phase());
   for (int i = 0; i < 4; ++i) {
@@ -212,6 +233,14 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
   t->count_in_until_ = s.count_in_until_ms();
   t->turn_deadline_ = s.turn_deadline_ms();
   t->turn_seat_ = s.turn_seat();
+  if (s.has_bot_wait()) {
+    t->bot_wait_ = BotTurn{.id = s.bot_wait().id(),
+                           .seat = s.bot_wait().seat(),
+                           .level = static_cast<bots::Level>(s.bot_wait().level()),
+                           .timed_out = s.bot_wait().timed_out(),
+                           .deadline_ms = s.bot_wait().deadline_ms()};
+  }
+  t->bot_requests_ = s.bot_requests();
   t->stakes_ = LegsFrom(s.stakes());
   t->pot_coins_ = s.pot_coins();
   if (s.has_awaited()) {
@@ -273,6 +302,9 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
     int to_act = t->engine_->ToAct();
     if (!t->engine_->InRound() || t->engine_->RoundOver() || to_act < 0 || to_act > 3) {
       return absl::InvalidArgumentError("snapshot: phase playing without a round in play");
+    }
+    if (t->bot_wait_ && (t->bot_wait_->seat != to_act || !t->engine_->Searches())) {
+      return absl::InvalidArgumentError("snapshot: bot_wait not for the seat to act");
     }
   } else if (t->engine_ && t->engine_->InRound()) {
     return absl::InvalidArgumentError("snapshot: a round in play outside phase playing");

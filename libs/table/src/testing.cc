@@ -49,6 +49,16 @@ void TableHarness::Settle(const Transfer& t) {
 void TableHarness::Pump() {
   for (int guard = 0; guard < 1000; ++guard) {
     Absorb();
+    if (answer_bots) {
+      if (std::optional<BotTurn> b = table_->PendingBotTurn()) {
+        std::unique_ptr<BotJob> job = table_->NewBotJob();
+        Check(job != nullptr, "a pending bot turn has a job");
+        absl::Status st = table_->OnBotMove(b->id, job->Run(), now_);
+        Check(st.ok(), "OnBotMove(pending id)");
+        ++bot_moves_answered;
+        continue;
+      }
+    }
     std::vector<Effect> fx = table_->TakeEffects();
     if (fx.empty()) return;
     for (Effect& f : fx) {
@@ -88,6 +98,15 @@ void TableHarness::Pump() {
     }
   }
   Check(false && "Pump does not settle", "false && 'Pump does not settle'");
+}
+
+absl::Status TableHarness::AnswerBot(const std::optional<Move>& move) {
+  std::optional<BotTurn> b = table_->PendingBotTurn();
+  if (!b) return absl::NotFoundError("no bot turn awaited");
+  absl::Status st = table_->OnBotMove(b->id, move, now_);
+  if (st.ok()) ++bot_moves_answered;
+  Pump();
+  return st;
 }
 
 absl::Status TableHarness::ReplyNow(const Reply& r) {

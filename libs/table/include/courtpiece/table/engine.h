@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "courtpiece/bots/search_bot.h"
 
 namespace courtpiece::table {
 
@@ -49,6 +50,17 @@ struct RoundOutcome {
 // True for the kinds that pay double (RULES.md §4.6).
 bool IsCourtKind(std::string_view kind);
 
+// One searching bot's decision, made by GameEngine::NewBotJob for the seat to act. It owns
+// copies of the game's rules and of that seat's view only (never the round), so it cannot
+// reach a card the seat may not see, and it may run on any thread (the table service's bot
+// pool), once. Run() is a pure function of what it holds: the same job gives the same move.
+class BotJob {
+ public:
+  virtual ~BotJob() = default;
+  // A legal move for the seat at the view the job was made from.
+  virtual Move Run() = 0;
+};
+
 class GameEngine {
  public:
   virtual ~GameEngine() = default;
@@ -61,6 +73,14 @@ class GameEngine {
   virtual absl::Status Apply(int seat, const Move& move) = 0;
   // A legal move for the seat to act, chosen by the heuristic bot from that seat's view only.
   virtual Move AutoMove(int seat) const = 0;
+  // The searching bot's decision for `seat` (the seat to act) at `level` (never easy), its
+  // search seeded by `seed`; nullptr when this engine has no searching bot (the table then
+  // plays AutoMove at once).
+  virtual bool Searches() const { return false; }  // NewBotJob gives jobs
+  virtual std::unique_ptr<BotJob> NewBotJob(int seat, bots::Level level, uint64_t seed) const {
+    (void)seat, (void)level, (void)seed;
+    return nullptr;
+  }
   // Events since the last call, per seat (index = seat).
   virtual std::array<std::vector<EngineEvent>, 4> TakeEvents() = 0;
   // Everything `seat` may see now (for a reconnect).

@@ -1,7 +1,10 @@
 // FakeEngine: a small, deterministic classic-only Court Piece engine (RULES.md §1, §2.1 with
 // court_bonus=court) behind the GameEngine interface, for table tests, the tablesim and the
 // benchmark when the real rules engine is not wired. Options string: "target=<n>" (default
-// 5). Its AutoMove plays the lowest legal card and calls its longest suit among the five.
+// 5), optionally ",search=1". Its AutoMove plays the lowest legal card and calls its longest
+// suit among the five; with search=1 it has a "searching" bot (NewBotJob) that plays the
+// highest legal card (and calls as AutoMove), so a test tells a searched move from the
+// heuristic's; without it, NewBotJob gives nullptr (every bot move is AutoMove, at once).
 //
 // Thread-safety: none.
 #ifndef COURTPIECE_TABLE_FAKE_ENGINE_H_
@@ -22,13 +25,15 @@ int ParseCard(std::string_view name);  // -1 when malformed
 
 class FakeEngine final : public GameEngine {
  public:
-  FakeEngine(int target_points, int first_dealer);
+  FakeEngine(int target_points, int first_dealer, bool search = false);
 
   absl::Status StartRound(const Seed& seed) override;
   bool InRound() const override { return phase_ != Phase::kNone; }
   int ToAct() const override;
   absl::Status Apply(int seat, const Move& move) override;
   Move AutoMove(int seat) const override;
+  bool Searches() const override { return search_; }
+  std::unique_ptr<BotJob> NewBotJob(int seat, bots::Level level, uint64_t seed) const override;
   std::array<std::vector<EngineEvent>, 4> TakeEvents() override;
   std::vector<EngineEvent> ViewOf(int seat) const override;
   bool RoundOver() const override { return phase_ == Phase::kOver; }
@@ -50,6 +55,7 @@ class FakeEngine final : public GameEngine {
   void ResolveTrick();
 
   int target_ = 5;
+  bool search_ = false;
   int dealer_ = 0;
   std::array<int, 2> scores_{0, 0};
   Phase phase_ = Phase::kNone;

@@ -1,7 +1,7 @@
 // RulesEngine: the GameEngine over libs/rules (the real Court Piece engine). Every event it
 // renders for a seat is read from rules::Round::View(seat), so a seat's stream carries only
-// what that seat may see. Bots, timeouts and absent players are played by
-// bots::ChooseMove on the same view.
+// what that seat may see. AutoMove is the heuristic bot (bots::ChooseMove) on the same view;
+// NewBotJob the searching bot (bots/search_bot.h) on a copy of it.
 //
 // The game bookkeeping (score, next caller, game end) mirrors rules::Game, which has no
 // serialisation yet, so that the whole game round-trips through Serialize()/Restore().
@@ -28,6 +28,8 @@ class RulesEngine final : public GameEngine {
   int ToAct() const override { return round_ ? round_->turn() : -1; }
   absl::Status Apply(int seat, const Move& move) override;
   Move AutoMove(int seat) const override;
+  bool Searches() const override { return true; }
+  std::unique_ptr<BotJob> NewBotJob(int seat, bots::Level level, uint64_t seed) const override;
   std::array<std::vector<EngineEvent>, 4> TakeEvents() override;
   std::vector<EngineEvent> ViewOf(int seat) const override;
   bool RoundOver() const override { return round_ && round_->over(); }

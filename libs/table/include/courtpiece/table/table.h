@@ -1,8 +1,9 @@
 // The table as a deterministic state machine (RULES.md §4 and §5, docs/table.md).
 //
 // Inputs: player commands (Handle), the time (every input carries `now_ms`, a virtual
-// absolute time in milliseconds; the host calls Advance(now) at NextDeadline()), and wallet
-// replies (OnWalletReply). Outputs, drained with TakeEvents()/TakeEffects(): events addressed
+// absolute time in milliseconds; the host calls Advance(now) at NextDeadline()), wallet
+// replies (OnWalletReply) and searching bots' moves (OnBotMove: the host runs the search the
+// table asks for, PendingBotTurn/NewBotJob, off the table's thread). Outputs, drained with TakeEvents()/TakeEffects(): events addressed
 // to a seat (built from that seat's engine view, so no stream carries a card its seat may not
 // see) and effects for the host (wallet transfers, a game to record, a quit to record, a voice
 // note report, the table closing). The machine owns no clock, no socket and no randomness:
@@ -79,6 +80,29 @@ struct TableOptions {
   int64_t bet_coins = 25;         // 25..1000
   int64_t turn_time_ms = 15'000;  // 5000..30000
   std::string game_options;       // opaque to the table, validated by the EngineFactory
+  // How the seats the bots took play (docs/bots.md). A person's seat played for them (a
+  // timed-out turn, away, five timeouts) plays at bots::kTimeoutLevel whatever this is.
+  bots::Level bot_level = bots::Level::kEasy;
+};
+
+// "easy" (also ""), "normal" or "strong"; InvalidArgument "bot_level must be easy, normal or
+// strong" otherwise (the name clients and the lobby use).
+absl::StatusOr<bots::Level> ParseBotLevel(std::string_view name);
+
+// How long the table waits for a searching bot's move (its budget, table time) before the
+// heuristic plays instead. Above the search's wall time on a loaded 2-core machine (p99
+// normal 35..120 ms, strong 170..510 ms: docs/bots.md), so the fallback stays rare.
+inline constexpr int64_t kBotBudgetNormalMs = 300;
+inline constexpr int64_t kBotBudgetStrongMs = 1'000;
+int64_t BotBudgetMs(bots::Level level);
+
+// A searching bot's move the table waits for (Table::PendingBotTurn).
+struct BotTurn {
+  uint64_t id = 0;  // 1, 2, ... per table; OnBotMove must name it
+  int seat = -1;    // the seat to act
+  bots::Level level = bots::Level::kNormal;  // never easy (easy plays at once)
+  bool timed_out = false;  // a person's turn ran out (kept even if they come back)
+  int64_t deadline_ms = 0;  // then the heuristic plays (Advance)
 };
 
 // The checks Table::Create makes on its options (not the game options, which the EngineFactory
@@ -252,6 +276,24 @@ class Table {
   absl::Status OnWalletReply(std::string_view key, bool ok,
                              const std::vector<std::string>& short_players, int64_t now_ms);
 
+  // Searching bots. When a bot's seat (at a normal or strong table), or a person's seat
+  // played for them (bots::kTimeoutLevel), is to act and the engine Searches(), the table
+  // does not play at once: it waits for the move, PendingBotTurn() says which, until its
+  // deadline_ms (BotBudgetMs of the level), when the heuristic (AutoMove) plays instead. The
+  // host runs NewBotJob() off the table's thread and answers with OnBotMove. Meanwhile a
+  // `move` of that seat's person is refused (FailedPrecondition); a person back at an away
+  // or bot-driven seat ends the wait (their turn starts); a timed-out turn's wait is kept.
+  std::optional<BotTurn> PendingBotTurn() const;
+  // The search for PendingBotTurn(): the engine's job over that seat's view only; its seed
+  // is derived from the table id, the round and the turn's id (never from the round seed).
+  // Precondition: PendingBotTurn().
+  std::unique_ptr<BotJob> NewBotJob() const;
+  // Fires every deadline up to `now_ms`, then plays `move` for the awaited turn `id`; no
+  // move (the host could not run the search) or one the engine refuses plays the heuristic's
+  // instead. NotFound for an id not awaited (late: the budget ran out, or stale), changing
+  // nothing.
+  absl::Status OnBotMove(uint64_t id, const std::optional<Move>& move, int64_t now_ms);
+
   // Emits to the player's seat everything it may see now (what a reconnect gets), changing
   // nothing: for a new connection of a player the table still counts as connected (the
   // host's own reconnect after a failover). PermissionDenied when not seated.
@@ -323,6 +365,10 @@ class Table {
   void ReturnStake(const Transfer& stake);
   void DriveTurns(int64_t now);
   void ApplyMove(int s, const Move& move, int64_t now);
+  // Plays the machine's move for seat `s` (a bot, or a person's seat played for them): the
+  // heuristic at once (true), or a searching bot's, awaited (false: bot_wait_ is set).
+  bool PlayForSeat(int s, bool timed_out, int64_t now);
+  bots::Level LevelFor(int s) const;
   void EndRound(int64_t now);
   void Payout(int64_t now);
   void AfterRound(bool game_over, int64_t now);
@@ -397,6 +443,8 @@ class Table {
   Seed round_seed_{};
   int64_t auto_start_at_ = 0, count_in_until_ = 0, turn_deadline_ = 0;
   int turn_seat_ = -1;
+  std::optional<BotTurn> bot_wait_;  // the searching bot's move awaited (PendingBotTurn)
+  uint64_t bot_requests_ = 0;        // bot turns awaited so far: the last id given
   std::vector<TransferLeg> stakes_;  // what each account put into the current pot
   int64_t pot_coins_ = 0;
   std::string awaited_key_;

@@ -59,6 +59,13 @@ class TableHarness {
   std::deque<Reply> scripted_replies;
   bool auto_reply = true;  // false: awaited transfers stay pending until Reply() is called
   absl::Status ReplyNow(const Reply& reply);
+  // Searching bots (Table::PendingBotTurn): Pump runs the table's job at once and answers
+  // with its move, as a host with an idle pool would. false: the move stays awaited until
+  // AnswerBot(), or its deadline plays the heuristic's.
+  bool answer_bots = true;
+  int bot_moves_answered = 0;  // by Pump or AnswerBot
+  // Answers the awaited bot turn with `move` (nullopt: the heuristic's), at now(), then Pump.
+  absl::Status AnswerBot(const std::optional<Move>& move);
 
   // Helpers for assertions.
   std::vector<Event> EventsOfType(std::string_view type) const;
