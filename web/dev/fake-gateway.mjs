@@ -105,7 +105,8 @@ function tableRef(t, seat = -1) {
     tableId: t.id,
     code: t.code,
     inviteLink: `http://127.0.0.1:${server.address()?.port ?? PORT}/t/${t.code}`,
-    options: { gameOptions: t.gameOptions, betCoins: String(t.bet), turnTimeMs: String(t.turnTimeMs), public: t.public },
+    // botLevel as it was asked ("" is left out, as proto3 JSON leaves out a default)
+    options: { gameOptions: t.gameOptions, betCoins: String(t.bet), turnTimeMs: String(t.turnTimeMs), public: t.public, ...(t.botLevelAsked ? { botLevel: t.botLevelAsked } : {}) },
     hostPlayer: t.host,
     seat,
   };
@@ -123,6 +124,10 @@ function makeTable(host, options) {
   if (!(bet >= 25 && bet <= 1000)) throw bad('bet_coins must be 25..1000');
   const tt = Number(options?.turnTimeMs ?? 15000);
   if (!(tt >= 5000 && tt <= 30000)) throw bad('turn_time_ms must be 5000..30000');
+  // As the table: "easy" (also "" or left out), "normal" or "strong". The fake's bots play
+  // the same (the lowest legal card) at every level.
+  const botLevel = options?.botLevel ?? '';
+  if (!['', 'easy', 'normal', 'strong'].includes(botLevel)) throw bad('bot_level must be easy, normal or strong');
   let code;
   do code = String(100000 + Math.floor(rand() * 900000));
   while (byCode.has(code));
@@ -137,6 +142,8 @@ function makeTable(host, options) {
     bet,
     turnTimeMs: tt,
     public: !!options?.public,
+    botLevelAsked: botLevel,
+    botLevel: botLevel || 'easy',
     seats: [0, 1, 2, 3].map((s) => ({ seat: s, kind: 'empty', player: '', connected: false, left: false })),
     phase: 'waiting',
     seq: 0,
@@ -194,6 +201,7 @@ function info(t) {
     betCoins: String(t.bet),
     turnTimeMs: String(t.turnTimeMs),
     gameOptions: t.gameOptions,
+    botLevel: t.botLevel,
     phase: t.phase,
     seats: t.seats.map((x) => ({ seat: x.seat, kind: x.kind, player: x.player, connected: x.kind !== 'person' || x.connected, away: x.kind === 'person' && !x.connected && !!t.round })),
     round: String(t.roundNo),

@@ -35,15 +35,19 @@ test('four players: sign in, create, join by code, link and quick join, play a r
   await shotBoth(host, '02-lobby');
   const a11yLobby = await axe(host, 'lobby');
 
-  // create a public classic table, target 1 (one round decides the game)
+  // create a public classic table, target 1 (one round decides the game), strong bots
   await host.getByRole('tab', { name: 'Create a table' }).click();
   await host.getByLabel(/Target/).fill('1');
   await host.getByLabel(/Public/).check();
+  assert.equal(await host.getByLabel('Bots', { exact: true }).inputValue(), 'easy');
+  await host.getByLabel('Bots', { exact: true }).selectOption('strong');
+  await host.locator('#bot-level-hint', { hasText: 'play best' }).waitFor();
   await shotBoth(host, '03-create');
   await host.getByRole('button', { name: 'Create table' }).click();
   const code = (await host.getByTestId('table-code').innerText()).trim();
   assert.match(code, /^\d{6}$/);
   assert.equal(await host.getByTestId('invite-link').inputValue(), `${fake.url}/t/${code}`);
+  assert.equal((await host.locator('.tbar').getByTestId('bot-level').innerText()).trim(), 'bots: strong');
 
   // by code (phone)
   const p2 = await newPage(browser, fake.url, PHONE);
@@ -51,14 +55,20 @@ test('four players: sign in, create, join by code, link and quick join, play a r
   await p2.getByLabel('Table code or invite link').fill(code);
   await p2.getByRole('button', { name: 'Join', exact: true }).click();
   await p2.locator('.seat.pos-bottom', { hasText: 'You' }).waitFor();
+  // the table's bot level, in the header of the one who found the table by its code
+  assert.equal((await p2.locator('.tbar').getByTestId('bot-level').innerText()).trim(), 'bots: strong');
+  await shotBoth(p2, '04b-table-by-code');
   // by link
   const p3 = await newPage(browser, fake.url, DESKTOP);
   await signIn(p3, 'Chanda', `/t/${code}`);
   await p3.locator('.seat.pos-bottom', { hasText: 'You' }).waitFor();
+  await p3.locator('.tbar').getByTestId('bot-level').filter({ hasText: 'bots: strong' }).waitFor();
   await shotBoth(host, '04-table-waiting');
-  // quick join (phone)
+  // quick join (phone); the open tables list names the level first
   const p4 = await newPage(browser, fake.url, PHONE);
   await signIn(p4, 'Dev');
+  await p4.locator('.tables li', { hasText: '3/4 seated' }).getByTestId('bot-level').filter({ hasText: 'bots: strong' }).waitFor();
+  await shotBoth(p4, '02b-lobby-open-tables');
   await p4.getByRole('button', { name: 'Play now' }).click();
   await p4.locator('.seat.pos-bottom', { hasText: 'You' }).waitFor();
 
@@ -186,6 +196,29 @@ test('four players: sign in, create, join by code, link and quick join, play a r
   for (const [k, v] of Object.entries(all)) assert.deepEqual(serious(v), [], `axe serious/critical on ${k}`);
 });
 
+test('bot level: the default is easy; an unknown level is refused as the server does', async () => {
+  const login = await fetch(`${fake.url}/v1/GuestLogin`, { method: 'POST', body: JSON.stringify({ deviceSecret: 'd'.repeat(43), displayName: 'Levels' }) }).then((r) => r.json());
+  const call = (method, body) =>
+    fetch(`${fake.url}/v1/${method}`, { method: 'POST', headers: { authorization: `Bearer ${login.accessToken}` }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const bad = await call('CreateTable', { requestId: 'lvl-1', options: { gameOptions: '{"game":"classic"}', betCoins: '50', turnTimeMs: '15000', botLevel: 'expert' } });
+  assert.equal(bad.status, 400);
+  assert.deepEqual(bad.body, { code: 3, status: 'INVALID_ARGUMENT', message: 'bot_level must be easy, normal or strong' });
+  const normal = await call('CreateTable', { requestId: 'lvl-2', options: { gameOptions: '{"game":"classic"}', betCoins: '50', turnTimeMs: '15000', botLevel: 'normal' } });
+  assert.equal(normal.body.options.botLevel, 'normal');
+  assert.equal((await call('ResolveCode', { code: normal.body.code })).body.options.botLevel, 'normal');
+
+  // the form's default: easy, sent and shown
+  const page = await newPage(browser, fake.url, DESKTOP);
+  await signIn(page, 'Easy host');
+  await page.getByRole('tab', { name: 'Create a table' }).click();
+  await page.getByRole('button', { name: 'Create table' }).click();
+  await page.getByTestId('table-code').waitFor();
+  assert.equal((await page.locator('.tbar').getByTestId('bot-level').innerText()).trim(), 'bots: easy');
+  const code = (await page.getByTestId('table-code').innerText()).trim();
+  assert.equal((await call('ResolveCode', { code })).body.options.botLevel, 'easy');
+  await page.context().close();
+});
+
 for (const game of ['classic', 'piles', 'hidden', 'kaat', 'stack']) {
   test(`a whole round of ${game} with bots, by clicking`, async () => {
     const page = await newPage(browser, fake.url, game === 'hidden' ? PHONE : DESKTOP);
@@ -274,7 +307,11 @@ test('voice: record with the fake microphone, play, report; and a server without
   assert.equal(await a.getByTestId('voice-msg').getAttribute('data-reason'), 'muted');
   await shotBoth(a, '14-voice-muted');
   await b.locator('.mic-badge').waitFor({ state: 'detached' }); // the lock was given back
+  // after a timed mute the microphone stays off until it ends (the page does not take the slot)
+  assert.ok(await a.getByRole('button', { name: /Record a voice note/ }).isDisabled());
+  // muted until lifted: a reloaded page (which forgot the timed mute) is refused again
   await post('/test/mute', { playerId: aId, untilMs: 0 });
+  await a.reload();
   await a.getByRole('button', { name: /Record a voice note/ }).click();
   await a.waitForTimeout(400);
   await a.getByRole('button', { name: 'Send the voice note' }).click();

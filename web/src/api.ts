@@ -15,6 +15,8 @@ export interface TableOptionsWire {
   betCoins: string;
   turnTimeMs: string;
   public: boolean;
+  /** How the table's bots play: "easy", "normal" or "strong"; left out / "" = easy. */
+  botLevel?: string;
 }
 export interface TableRef {
   tableId: string;

@@ -1,8 +1,8 @@
 // The screens: sign-in, lobby (profile, create, join, open tables, my tables) and the table.
 import { useEffect, useState } from 'preact/hooks';
-import { Api, ApiError, ListedTable, Profile, Stats, TableRef, newRequestId } from './api';
+import { Api, ApiError, ListedTable, Profile, Stats, TableOptionsWire, TableRef, newRequestId } from './api';
 import { RANKS, SUITS, SUIT_SYMBOL } from './cards';
-import { parseGameOptions } from './state';
+import { BOT_LEVELS, botLevelOf, botLevelText, parseGameOptions } from './state';
 import { TableScreen } from './table';
 import { Avatar } from './ui';
 
@@ -28,6 +28,11 @@ export function describeOptions(json: string | undefined): string {
   if (o.six_point) parts.push('6-pt');
   if (o.ace_cannot_win_pile) parts.push('ace no pile');
   return parts.join(' · ');
+}
+
+/** A phrase kept on one line ("bots: strong"): lines break between phrases only. */
+function nb(text: string) {
+  return <span class="nw">{text}</span>;
 }
 
 function errText(e: unknown): string {
@@ -326,7 +331,11 @@ function Lobby(props: {
             {mine.map((t) => (
               <li key={t.tableId}>
                 <span>
-                  <b>{describeOptions(t.options?.gameOptions)}</b> · bet {t.options?.betCoins} · code {t.code}
+                  <b>{describeOptions(t.options?.gameOptions)}</b>
+                  <br />
+                  <small>
+                    {nb(`bet ${t.options?.betCoins ?? ''}`)} · {nb(botLevelText(t.options?.botLevel))} · {nb(`code ${t.code}`)}
+                  </small>
                 </span>
                 <button class="primary" type="button" onClick={() => props.onOpen(t.tableId, false)}>
                   Resume
@@ -400,7 +409,8 @@ function Lobby(props: {
                       <b>{describeOptions(t.table.options?.gameOptions)}</b>
                       <br />
                       <small>
-                        bet {t.table.options?.betCoins} · {t.seatsTaken}/4 seated · {t.phase}
+                        {nb(`bet ${t.table.options?.betCoins ?? ''}`)} · <span class="nw" data-testid="bot-level">{botLevelText(t.table.options?.botLevel)}</span> ·{' '}
+                        {nb(`${t.seatsTaken}/4 seated`)} · {t.phase}
                       </small>
                     </span>
                     <button type="button" onClick={() => props.onOpen(t.table.tableId, true)}>
@@ -473,6 +483,17 @@ export function buildGameOptions(f: GameForm): Record<string, unknown> {
   return o;
 }
 
+/** CreateTable's `options` (TableOptions) from the form. */
+export function buildTableOptions(f: GameForm): TableOptionsWire {
+  return {
+    gameOptions: JSON.stringify(buildGameOptions(f)),
+    betCoins: String(f.bet),
+    turnTimeMs: String(f.turnS * 1000),
+    public: f.isPublic,
+    botLevel: botLevelOf(f.botLevel),
+  };
+}
+
 export interface GameForm {
   game: string;
   target: number;
@@ -486,6 +507,8 @@ export interface GameForm {
   bet: number;
   turnS: number;
   isPublic: boolean;
+  /** "easy", "normal" or "strong" */
+  botLevel: string;
 }
 
 const DEFAULT_TARGET: Record<string, number> = { classic: 5, piles: 10, hidden: 10, kaat: 10, stack: 7 };
@@ -504,6 +527,7 @@ function CreateTable(props: { api: Api; onOpen: (id: string, autoJoin: boolean) 
     bet: 50,
     turnS: 15,
     isPublic: false,
+    botLevel: 'easy',
   });
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
@@ -517,12 +541,7 @@ function CreateTable(props: { api: Api; onOpen: (id: string, autoJoin: boolean) 
     setBusy(true);
     setErr('');
     try {
-      const options = {
-        gameOptions: JSON.stringify(buildGameOptions(f)),
-        betCoins: String(f.bet),
-        turnTimeMs: String(f.turnS * 1000),
-        public: f.isPublic,
-      };
+      const options = buildTableOptions(f);
       const key = JSON.stringify(options);
       const id = attempt && attempt.key === key ? attempt.id : newRequestId('ct');
       setAttempt({ key, id });
@@ -633,13 +652,28 @@ function CreateTable(props: { api: Api; onOpen: (id: string, autoJoin: boolean) 
           </label>
         )}
         <label>
-          Bet: <b>{f.bet}</b> coins
+          <span>
+            Bet: <b>{f.bet}</b> coins
+          </span>
           <input type="range" min={25} max={1000} step={25} value={f.bet} onInput={(e) => set({ bet: +(e.target as HTMLInputElement).value })} />
         </label>
         <label>
-          Turn time: <b>{f.turnS}</b> s
+          <span>
+            Turn time: <b>{f.turnS}</b> s
+          </span>
           <input type="range" min={5} max={30} step={1} value={f.turnS} onInput={(e) => set({ turnS: +(e.target as HTMLInputElement).value })} />
         </label>
+        <div class="field">
+          <label for="bot-level">Bots</label>
+          <select id="bot-level" value={f.botLevel} aria-describedby="bot-level-hint" onChange={(e) => set({ botLevel: (e.target as HTMLSelectElement).value })}>
+            {BOT_LEVELS.map((l) => (
+              <option value={l.id}>{l.name}</option>
+            ))}
+          </select>
+          <small id="bot-level-hint" class="hint">
+            {BOT_LEVELS.find((l) => l.id === f.botLevel)?.blurb}. They take the empty seats at Start now.
+          </small>
+        </div>
         <label class="check">
           <input type="checkbox" checked={f.isPublic} onChange={(e) => set({ isPublic: (e.target as HTMLInputElement).checked })} />
           Public: listed among the open tables

@@ -129,6 +129,8 @@ export interface TableState {
   hostSeat: number;
   betCoins: number;
   turnTimeMs: number;
+  /** How the table's bots play: "easy", "normal" or "strong" (TableInfo.botLevel). */
+  botLevel: string;
   /** The server's clock minus this device's (ms), estimated from live events; 0 until one. */
   serverOffsetMs: number;
   serverOffsetKnown: boolean;
@@ -212,6 +214,7 @@ export function initialState(tableId: string, me: string): TableState {
     hostSeat: -1,
     betCoins: 0,
     turnTimeMs: 15000,
+    botLevel: 'easy',
     serverOffsetMs: 0,
     serverOffsetKnown: false,
     gameOptions: { game: 'classic' },
@@ -294,6 +297,8 @@ export interface WireTableInfo {
   betCoins?: string | number;
   turnTimeMs?: string | number;
   gameOptions?: string;
+  /** "easy", "normal" or "strong"; left out / "" = easy */
+  botLevel?: string;
   phase?: string;
   seats?: WireSeat[];
   round?: string | number;
@@ -356,6 +361,28 @@ export function parseGameOptions(json: string | undefined): Record<string, unkno
     /* a bad string: show the defaults */
   }
   return { game: 'classic' };
+}
+
+/**
+ * The table's bot levels (TableOptions.botLevel / TableInfo.botLevel). Bots take the empty
+ * seats at "Start now"; a person's seat played for them (time ran out, away, five timeouts)
+ * plays at a fixed fast level whatever the table's level.
+ */
+export const BOT_LEVELS: { id: string; name: string; blurb: string }[] = [
+  { id: 'easy', name: 'Easy', blurb: 'Bots play by rules of thumb' },
+  { id: 'normal', name: 'Normal', blurb: 'Bots search over sampled deals' },
+  { id: 'strong', name: 'Strong', blurb: 'Bots search longer and play best' },
+];
+
+/** The level as the wire gives it: left out or "" is easy; a level unknown here is kept. */
+export function botLevelOf(v: unknown): string {
+  const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
+  return s === '' ? 'easy' : s;
+}
+
+/** "bots: strong", as the table's options are described. */
+export function botLevelText(v: unknown): string {
+  return `bots: ${botLevelOf(v)}`;
 }
 
 /** "tricks 3-2 count 1-0" -> [[3,2],[1,0]] */
@@ -517,6 +544,7 @@ export function applyOpened(s: TableState, o: WireOpened, now: number): TableSta
     hostSeat,
     betCoins: num(t.betCoins),
     turnTimeMs: num(t.turnTimeMs, 15000),
+    botLevel: botLevelOf(t.botLevel),
     gameOptions,
     game: String(gameOptions.game ?? 'classic'),
     listed: !!t.listed,
@@ -941,6 +969,8 @@ export function refusalText(code: number, message: string): string {
   if ((m = new RegExp(`^seat \\d saw the trump and holds (${SUIT_WORDS})$`).exec(message)))
     return `You asked to see the trump: play ${m[1]}`;
   if (message === 'not your turn') return 'Not your turn yet';
+  // the seat's auto-play (a bot for me) holds the turn: the button is "I'm back"
+  if (/^a bot is playing for you: take_back first$/.test(message)) return 'A bot is playing for you: press "I\'m back" first';
   const text = message.replace(/^seat (\d) /, (_, d) => `seat ${Number(d) + 1} `);
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

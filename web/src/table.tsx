@@ -7,7 +7,10 @@ import {
   Action,
   COURT_KINDS,
   RoundView,
+  BOT_LEVELS,
   TableState,
+  botLevelOf,
+  botLevelText,
   canAsk,
   canShow,
   coinsForResult,
@@ -191,7 +194,13 @@ export function TableScreen(props: {
         <div class="tinfo">
           <b>{gameLabel(s.game)}</b>
           <span>
-            {s.gameOptions.target !== undefined ? `to ${s.gameOptions.target}` : ''} · bet {s.betCoins}
+            {s.gameOptions.target !== undefined ? `to ${s.gameOptions.target} · ` : ''}bet {s.betCoins}
+            <span class="sep" aria-hidden="true">
+              {' · '}
+            </span>
+            <span class="lvl" data-testid="bot-level" title={botLevelTitle(s.botLevel)}>
+              {botLevelText(s.botLevel)}
+            </span>
           </span>
         </div>
         <div class="score" role="group" aria-label="Game score" data-testid="score">
@@ -270,6 +279,13 @@ export function TableScreen(props: {
       <GameOver s={s} onLeave={leave} />
     </main>
   );
+}
+
+/** What the table's bot level means (the header's tooltip). */
+function botLevelTitle(level: string): string {
+  const l = BOT_LEVELS.find((x) => x.id === botLevelOf(level));
+  const what = l ? `${l.name} bots ${l.blurb.replace(/^Bots /, '')}` : `Bots: ${level}`;
+  return `${what}. A seat played for a person (time ran out, away) plays fast at any level.`;
 }
 
 function presenceLabel(s: TableState, seat: number): string {
@@ -767,6 +783,7 @@ function InvitePanel(props: { s: TableState }) {
         </button>
       </div>
       <small>{s.listed ? 'Public table' : 'Private table: only with the code'}</small>
+      <small data-testid="bot-level-info">{botLevelTitle(s.botLevel)}</small>
     </section>
   );
 }

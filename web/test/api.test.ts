@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Api, ApiError, KeyValueStore } from '../src/api';
 import { backoffMs, closeMessage, isFinalClose } from '../src/conn';
-import { buildGameOptions } from '../src/app';
+import { buildGameOptions, buildTableOptions } from '../src/app';
 
 class MemStore implements KeyValueStore {
   m = new Map<string, string>();
@@ -116,13 +116,43 @@ describe('connection rules', () => {
 });
 
 describe('game options', () => {
-  const base = { target: 10, courtBonus: 'court', kotPoints: 3, pile: '3-2-2', aceCannotWin: false, lastCard: '', sixPoint: false, dealFairness: true, bet: 50, turnS: 15, isPublic: false };
+  const base = { target: 10, courtBonus: 'court', kotPoints: 3, pile: '3-2-2', aceCannotWin: false, lastCard: '', sixPoint: false, dealFairness: true, bet: 50, turnS: 15, isPublic: false, botLevel: 'easy' };
   it('names exactly the options RULES.md §2 allows for each type', () => {
     expect(buildGameOptions({ ...base, game: 'classic', target: 5, courtBonus: 'kot', kotPoints: 4 })).toEqual({ game: 'classic', target: 5, deal_fairness: true, court_bonus: 'kot', kot_points: 4 });
     expect(buildGameOptions({ ...base, game: 'classic', target: 5 })).toEqual({ game: 'classic', target: 5, deal_fairness: true, court_bonus: 'court' });
     expect(buildGameOptions({ ...base, game: 'hidden', pile: '5-3-3', lastCard: 'AS', sixPoint: true, aceCannotWin: true })).toEqual({ game: 'hidden', target: 10, deal_fairness: true, pile: '5-3-3', ace_cannot_win_pile: true, last_card: 'AS', six_point: true });
     expect(buildGameOptions({ ...base, game: 'kaat', sixPoint: true })).toEqual({ game: 'kaat', target: 10, deal_fairness: true, pile: '3-2-2', ace_cannot_win_pile: false });
     expect(buildGameOptions({ ...base, game: 'stack', target: 9, dealFairness: false })).toEqual({ game: 'stack', target: 9, deal_fairness: false });
+  });
+});
+
+describe('table options (CreateTable)', () => {
+  const form = { game: 'classic', target: 5, courtBonus: 'court', kotPoints: 3, pile: '3-2-2', aceCannotWin: false, lastCard: '', sixPoint: false, dealFairness: true, bet: 75, turnS: 12, isPublic: true, botLevel: 'strong' };
+  it('sends botLevel next to gameOptions, betCoins, turnTimeMs and public', async () => {
+    const options = buildTableOptions(form);
+    expect(options).toEqual({
+      gameOptions: JSON.stringify({ game: 'classic', target: 5, deal_fairness: true, court_bonus: 'court' }),
+      betCoins: '75',
+      turnTimeMs: '12000',
+      public: true,
+      botLevel: 'strong',
+    });
+    expect(buildTableOptions({ ...form, botLevel: 'normal' }).botLevel).toBe('normal');
+    expect(buildTableOptions({ ...form, botLevel: '' }).botLevel).toBe('easy');
+
+    const { f, calls } = fakeFetch(() => ({ status: 200, body: { tableId: 't-1', code: '123456', options: { ...options }, hostPlayer: 'p-1', seat: -1 } }));
+    const api = new Api(new MemStore(), f, () => 0);
+    api.session = { playerId: 'p-1', role: 'player', accessToken: 'a', accessExpiresAtMs: 1e12, refreshToken: 'r', refreshExpiresAtMs: 1e12 };
+    const ref = await api.createTable('ct-1', options);
+    expect(calls[0].method).toBe('CreateTable');
+    expect(calls[0].body).toEqual({ requestId: 'ct-1', options: { gameOptions: options.gameOptions, betCoins: '75', turnTimeMs: '12000', public: true, botLevel: 'strong' } });
+    expect(ref.options?.botLevel).toBe('strong');
+  });
+  it('a refused level comes back as INVALID_ARGUMENT with the server message', async () => {
+    const { f } = fakeFetch(() => ({ status: 400, body: { code: 3, status: 'INVALID_ARGUMENT', message: 'bot_level must be easy, normal or strong' } }));
+    const api = new Api(new MemStore(), f, () => 0);
+    api.session = { playerId: 'p-1', role: 'player', accessToken: 'a', accessExpiresAtMs: 1e12, refreshToken: 'r', refreshExpiresAtMs: 1e12 };
+    await expect(api.createTable('ct-2', { ...buildTableOptions(form), botLevel: 'expert' })).rejects.toMatchObject({ code: 3, message: 'bot_level must be easy, normal or strong' });
   });
 });
 

@@ -3,6 +3,8 @@ import {
   Action,
   TableState,
   WireEvent,
+  botLevelOf,
+  botLevelText,
   canAsk,
   canShow,
   coinsForResult,
@@ -97,6 +99,26 @@ describe('opened', () => {
     expect(s.mySeat).toBe(0);
     const e = reduce(s, { kind: 'event', event: { seq: '1', type: 'turn', value: '5' } }, 0);
     expect(e.round?.toAct).toBe(0);
+  });
+  it('the bot level: from TableInfo.botLevel; left out or "" is easy', () => {
+    expect(table().botLevel).toBe('easy'); // left out (proto3 JSON)
+    for (const level of ['easy', 'normal', 'strong']) {
+      const a = opened();
+      if (a.kind === 'opened') a.opened.table!.botLevel = level;
+      expect(run(initialState('t', ME), a).botLevel).toBe(level);
+    }
+    const blank = opened();
+    if (blank.kind === 'opened') blank.opened.table!.botLevel = '';
+    expect(run(initialState('t', ME), blank).botLevel).toBe('easy');
+    // a resumed view takes the level of the new TableInfo too
+    const strong = opened('classic', true);
+    if (strong.kind === 'opened') strong.opened.table!.botLevel = 'strong';
+    expect(run(dealt(), strong).botLevel).toBe('strong');
+    expect(initialState('t', ME).botLevel).toBe('easy');
+    expect(botLevelOf(undefined)).toBe('easy');
+    expect(botLevelOf('Normal')).toBe('normal');
+    expect(botLevelText('')).toBe('bots: easy');
+    expect(botLevelText('strong')).toBe('bots: strong');
   });
   it('a bad gameOptions string falls back to classic', () => {
     const a = opened();
@@ -435,6 +457,15 @@ describe('results, refusals, notices, connection', () => {
     expect(s.refusal?.message).toBe('Sitting down needs 100 coins');
     s = reduce(s, { kind: 'result', result: { commandId: '4', code: 9, message: 'seat 2 is recording' } }, 0);
     expect(s.refusal?.message).toBe('Seat 3 is recording');
+  });
+  it('a move refused while a bot move is being decided for my seat shows like other refusals', () => {
+    let s = dealt();
+    s = reduce(s, { kind: 'sent', commandId: 5, type: 'move', move: 'play', card: '2C' }, 0);
+    s = reduce(s, { kind: 'result', result: { commandId: '5', code: 9, message: 'your time ran out: a card is being played for you' } }, 7);
+    expect(s.refusal).toEqual({ commandId: 5, type: 'move', code: 9, message: 'Your time ran out: a card is being played for you', atMs: 7 });
+    s = reduce(s, { kind: 'sent', commandId: 6, type: 'move', move: 'play', card: '2C' }, 0);
+    s = reduce(s, { kind: 'result', result: { commandId: '6', code: 9, message: 'a bot is playing for you: take_back first' } }, 8);
+    expect(s.refusal).toMatchObject({ type: 'move', code: 9, message: 'A bot is playing for you: press "I\'m back" first' });
   });
   it('code 14 and 8 get their own text; unknown events are ignored', () => {
     let s = table();
