@@ -146,6 +146,50 @@ TEST_F(DirectoryTest, BadOptionsAreInvalidArgumentNamingTheOption) {
   EXPECT_EQ(tier.creates(), 0);
 }
 
+TEST_F(DirectoryTest, TheBotLevelIsCheckedPassedToTheTableAndGivenBackByName) {
+  NewTable strong = Options("r1");
+  strong.bot_level = "strong";
+  absl::StatusOr<TableRef> made = dir->CreateTable("ann", strong);
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(made->bot_level, "strong");  // from the table service's TableInfo
+  EXPECT_EQ(store.FindTable(made->table_id)->value().bot_level, "strong");
+  absl::StatusOr<TableRef> resolved = dir->ResolveCode(made->code);  // the Redis entry
+  ASSERT_TRUE(resolved.ok());
+  EXPECT_EQ(resolved->bot_level, "strong");
+  // The level is part of the same options of a retried request.
+  NewTable normal = Options("r1");
+  normal.bot_level = "normal";
+  EXPECT_EQ(CreateCode(normal), absl::StatusCode::kAlreadyExists);
+  // "" is easy, by name.
+  absl::StatusOr<TableRef> easy = dir->CreateTable("ann", Options("r2"));
+  ASSERT_TRUE(easy.ok());
+  EXPECT_EQ(easy->bot_level, "easy");
+  NewTable easy_by_name = Options("r2");
+  easy_by_name.bot_level = "easy";
+  EXPECT_TRUE(dir->CreateTable("ann", easy_by_name).ok());  // the same options
+  // Any other name: refused, nothing written.
+  NewTable bad = Options("r3");
+  bad.bot_level = "hard";
+  absl::Status s = dir->CreateTable("ann", bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "bot_level must be easy, normal or strong");
+  EXPECT_EQ(store.tables(), 2u);
+  EXPECT_EQ(tier.creates(), 2);
+}
+
+TEST(DirectoryEntry, AnEntryWrittenBeforeTheBotLevelReadsAsEasy) {
+  absl::StatusOr<DirectoryTable> old = DecodeEntry(
+      R"({"t":"t-1","c":"123456","h":"ann","r":"r1","g":"{}","b":100,"tt":15000,"l":false,)"
+      R"("o":"inst-a","at":5})");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->bot_level, "easy");
+  DirectoryTable row = *old;
+  row.bot_level = "strong";
+  absl::StatusOr<DirectoryTable> back = DecodeEntry(EncodeEntry(row));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, row);
+}
+
 TEST_F(DirectoryTest, NoLiveInstanceIsUnavailable) {
   tier.Kill("inst-a");
   tier.Kill("inst-b");

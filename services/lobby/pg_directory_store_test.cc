@@ -58,6 +58,17 @@ TEST_F(PgDirectoryStoreTest, ACodeHasOneHolderUntilItsTableClosedAndCooledOff) {
             absl::StatusCode::kFailedPrecondition);  // the CHECK constraint: 6 digits
 }
 
+TEST_F(PgDirectoryStoreTest, TheBotLevelIsStoredAndOnlyTheThreeNamesAreTaken) {
+  DirectoryTable strong = Row("t1", "123456");
+  strong.bot_level = "strong";
+  ASSERT_TRUE(store->InsertTable(strong)->inserted);
+  EXPECT_EQ(store->FindTable("t1")->value(), strong);
+  DirectoryTable bad = Row("t2", "654321", "bob");
+  bad.bot_level = "hard";  // the lobby refuses it first; the column's CHECK as well
+  EXPECT_FALSE(store->InsertTable(bad).ok());
+  EXPECT_FALSE(store->FindTable("t2")->has_value());
+}
+
 TEST_F(PgDirectoryStoreTest, InsertIsIdempotentByHostAndRequestAndReleaseSparesRealTables) {
   ASSERT_TRUE(*store->ReserveCode("111111", "t1", 1));
   ASSERT_TRUE(*store->ReserveCode("222222", "t2", 1));

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "scenario.h"
 
 namespace courtpiece::tablesim {
@@ -77,6 +78,20 @@ TEST(TablesimBadScenario, TurnTimeOf30001) {
   EXPECT_EQ(r.err,
             "courtpiece-tablesim: table.turn_time_ms must be an integer 5000..30000 (got 30001)\n");
   EXPECT_EQ(r.out, "");
+}
+
+TEST(TablesimBadScenario, ABotLevelOtherThanTheThreeNames) {
+  RunResult r = RunBinary(WithTable(R"("bet": 100, "bot_level": "hard")"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "courtpiece-tablesim: table.bot_level must be easy, normal or strong\n");
+  EXPECT_EQ(r.out, "");
+  r = RunBinary(WithTable(R"("bet": 100, "bot_level": 2)"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("table.bot_level"), std::string::npos) << r.err;
+  for (const char* level : {"easy", "normal", "strong"}) {
+    r = RunBinary(WithTable(absl::StrCat(R"("bet": 100, "bot_level": ")", level, "\"")));
+    EXPECT_EQ(r.status, 0) << level << r.err;
+  }
 }
 
 TEST(TablesimBadScenario, TheRangesEdgesRun) {
