@@ -181,7 +181,8 @@ void PlayStream::Handle(const tv::PlayResponse& message) {
       if (table_->stage == TableState::Stage::kJoining && player_ > 0) {
         SendLocked(Command(p, "join"));
       }
-      if (table_->stage == TableState::Stage::kJoining && table_->joins_ok == 3 &&
+      if (table_->stage == TableState::Stage::kJoining &&
+          table_->joins_ok == client_->options().people - 1 &&
           !table_->start_sent && table_->players[0].opened && table_->players[0].stream) {
         table_->start_sent = true;
         table_->players[0].stream->SendLocked(Command(table_->players[0], "start_now"));
@@ -247,7 +248,8 @@ void PlayStream::HandleResult(const tv::CommandResult& r) {
       client_->TableSetupDone(table_, true);
       return;
     }
-    if (t.joins_ok == 3 && !t.start_sent && t.players[0].opened && t.players[0].stream) {
+    if (t.joins_ok == client_->options().people - 1 && !t.start_sent && t.players[0].opened &&
+        t.players[0].stream) {
       t.start_sent = true;
       t.players[0].stream->SendLocked(Command(t.players[0], "start_now"));
     }
@@ -354,7 +356,7 @@ void LoadClient::AddTables(int count, int instance, int concurrency, Clock::time
 }
 
 void LoadClient::SetUpTable(TableState* t) {
-  for (int s = 0; s < 4; ++s) {
+  for (int s = 0; s < options_.people; ++s) {
     struct Call {
       grpc::ClientContext context;
       wallet::v1::OpenAccountRequest request;
@@ -376,7 +378,7 @@ void LoadClient::SetUpTable(TableState* t) {
             TableSetupDone(t, false);
             return;
           }
-          if (++t->accounts_open == 4) {
+          if (++t->accounts_open == options_.people) {
             t->stage = TableState::Stage::kCreating;
             CreateTable(t);
           }
@@ -397,6 +399,7 @@ void LoadClient::CreateTable(TableState* t) {
   call->request.set_bet_coins(options_.bet_coins);
   call->request.set_turn_time_ms(options_.turn_time_ms);
   call->request.set_game_options(options_.game_options);
+  call->request.set_bot_level(options_.bot_level);
   call->request.set_code(absl::StrFormat("%06d", t->index % 1'000'000));
   pending_calls_.fetch_add(1);
   (*instances_)[t->create_instance].stub->async()->CreateTable(
@@ -410,7 +413,7 @@ void LoadClient::CreateTable(TableState* t) {
           return;
         }
         t->stage = TableState::Stage::kJoining;
-        for (int s = 0; s < 4; ++s) OpenStream(t, s, t->create_instance, 0);
+        for (int s = 0; s < options_.people; ++s) OpenStream(t, s, t->create_instance, 0);
       });
 }
 

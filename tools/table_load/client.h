@@ -44,6 +44,10 @@ struct LoadOptions {
   std::string game_options = R"({"game":"classic","target":100})";
   std::string run_id = "r";    // prefix of table and player ids
   bool failover_mode = false;  // act at once after a reconnect
+  // People per table (1..4, load mode): the host's start_now seats bots in the other seats,
+  // which play at `bot_level` ("" = easy) on the service's search pool.
+  int people = 4;
+  std::string bot_level;
 };
 
 // What the clients measured, shared by every table.
@@ -93,6 +97,7 @@ class LoadClient {
 
   void Stop();  // cancels every stream, waits for them, stops the driver
   LoadStats& stats() { return stats_; }
+  const LoadOptions& options() const { return options_; }
 
   // Internal, for the reactors.
   void OnStreamDone(TableState* table, int player, int code);

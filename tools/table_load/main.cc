@@ -60,6 +60,8 @@ ABSL_FLAG(int, tables, 300, "failover: tables on the victim");
 ABSL_FLAG(int, kills, 20, "failover: rounds of kill -9 and restart");
 ABSL_FLAG(bool, smoke, false, "10 tables for 5 s; exit 0 only if everything worked");
 ABSL_FLAG(std::string, run_id, "", "prefix of table and player ids (default: from the pid)");
+ABSL_FLAG(int, people, 4, "load: people per table (1..4); start_now seats bots in the rest");
+ABSL_FLAG(std::string, bot_level, "", "load: the tables' bot level: easy, normal or strong");
 
 namespace courtpiece::table_load {
 namespace {
@@ -145,6 +147,8 @@ struct Reading {
   double snapshot_writes = 0, snapshot_bytes = 0, live_tables = 0, commands = 0;
   int64_t rss_bytes = 0;
   int64_t redis_commands = 0, redis_evalsha = 0;
+  std::map<std::string, double> bot_moves{{"searched", 0}, {"late", 0}, {"pool_full", 0}};
+  double bot_jobs_expired = 0;
 };
 
 int64_t InfoField(const std::string& info, const std::string& field) {
@@ -167,6 +171,14 @@ Reading Read(const std::vector<Instance>& instances, storage::RedisClient* redis
       r.snapshot_bytes += SumMetric(*m, "courtpiece_table_snapshot_bytes_total");
       r.live_tables += SumMetric(*m, "courtpiece_table_live_tables");
       r.commands += SumMetric(*m, "courtpiece_table_commands_total");
+      for (const char* outcome : {"searched", "late", "pool_full"}) {
+        for (const char* level : {"normal", "strong"}) {
+          r.bot_moves[outcome] += SumMetric(
+              *m, absl::StrCat("courtpiece_table_bot_moves_total{level=\"", level,
+                               "\",outcome=\"", outcome, "\"}"));
+        }
+      }
+      r.bot_jobs_expired += SumMetric(*m, "courtpiece_table_bot_jobs{state=\"expired\"}");
     }
     absl::StatusOr<int64_t> rss = ReadRssBytes(in.pid);
     if (rss.ok()) r.rss_bytes += *rss;
@@ -258,6 +270,12 @@ PhaseResult Measure(LoadClient& client, const std::vector<Instance>& instances,
                    writes > 0 ? bytes / writes : 0,
                    (after.redis_commands - before.redis_commands) * per_action,
                    (after.redis_evalsha - before.redis_evalsha) * per_action)
+            << absl::StrFormat(
+                   "  bot_moves searched=%.0f late=%.0f pool_full=%.0f jobs_expired=%.0f\n",
+                   after.bot_moves.at("searched") - before.bot_moves.at("searched"),
+                   after.bot_moves.at("late") - before.bot_moves.at("late"),
+                   after.bot_moves.at("pool_full") - before.bot_moves.at("pool_full"),
+                   after.bot_jobs_expired - before.bot_jobs_expired)
             << " " << RedisTableBytes(redis, run_id, out.tables, 50) << "\n"
             << std::flush;
   return out;
@@ -272,6 +290,14 @@ int Run() {
       (mode == "failover" && instance_count < 2)) {
     std::cerr << "usage: --mode=load|failover --wallet_addr=HOST:PORT [--instances=N (failover: "
                  ">= 2)] [--rate>0] ...\n";
+    return 2;
+  }
+  const int people = absl::GetFlag(FLAGS_people);
+  const std::string bot_level = absl::GetFlag(FLAGS_bot_level);
+  if (people < 1 || people > 4 || (mode == "failover" && people != 4) ||
+      (bot_level != "" && bot_level != "easy" && bot_level != "normal" && bot_level != "strong")) {
+    std::cerr << "--people must be 1..4 (4 in failover mode); --bot_level easy, normal or "
+                 "strong\n";
     return 2;
   }
   std::vector<int> steps;
@@ -337,6 +363,8 @@ int Run() {
   options.actions_per_second = absl::GetFlag(FLAGS_rate);
   options.run_id = run_id;
   options.failover_mode = mode == "failover";
+  options.people = absl::GetFlag(FLAGS_people);
+  options.bot_level = absl::GetFlag(FLAGS_bot_level);
   grpc::ChannelArguments wallet_args;
   auto client = std::make_unique<LoadClient>(
       &endpoints,
