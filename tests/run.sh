@@ -66,7 +66,7 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 #  1. ctest with several jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
 #     (their COST, cmake/CourtpieceTest.cmake); then the sanitizer tree's unit tests;
 #  2. the web client: npm ci, build, unit tests, then the browser against the real suite
-#     (its test files side by side: web/package.json e2e:real);
+#     (its test files two at a time: web/package.json e2e:real);
 #  3. the sanitizer tree's build at nice 19, so it takes only the CPU the tests leave idle.
 # Lanes 2 and 3 log to .local/test/logs/; the web lane's log is printed when it ends.
 logs="$state_dir/logs"
