@@ -63,7 +63,7 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 
 # Three lanes side by side, because most of the suite waits on game timers (turn times,
 # count-ins, keeps) rather than on the CPU (ctest -j2 took 13 min for 4.6 CPU-minutes):
-#  1. ctest with 6 jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
+#  1. ctest with 4 jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
 #     (their COST, cmake/CourtpieceTest.cmake); then the sanitizer tree's unit tests;
 #  2. the web client: npm ci, build, unit tests, then the browser against the real suite
 #     (its test files two at a time: web/package.json e2e:real);
@@ -110,7 +110,7 @@ fi
 set +m
 
 step "tests (unit + integration); beside them: the web client, the sanitizer tree's build"
-ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 6 ))}
+ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
 ctest_rc=0
 ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600 || ctest_rc=$?
 
