@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts a throwaway
 # PostgreSQL and Redis on loopback test ports, runs every test (unit + integration), the
-# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh)
-# and a sanitizer build (ASan+UBSan) of the unit tests, side by side in three lanes (below),
+# sanitizer build (ASan+UBSan) of the unit tests (built beside ctest) and their run, the
+# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh),
 # and stops the servers.
 #
 #   tests/run.sh                 everything (what CI runs)
@@ -61,37 +61,27 @@ COURTPIECE_TEST_PG_URL=$(./deploy/local/postgres.sh url --port "$pg_port" --dir 
 export COURTPIECE_TEST_PG_URL
 export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 
-# Three lanes side by side, because most of the suite waits on game timers (turn times,
-# count-ins, keeps) rather than on the CPU (ctest -j2 took 13 min for 4.6 CPU-minutes):
-#  1. ctest with 4 jobs per core (COURTPIECE_CTEST_JOBS), the longest tests first
-#     (their COST, cmake/CourtpieceTest.cmake); then the sanitizer tree's unit tests;
-#  2. the web client: npm ci, build, unit tests, then the browser against the real suite
-#     (its test files two at a time: web/package.json e2e:real);
-#  3. the sanitizer tree's build at nice 19, so it takes only the CPU the tests leave idle.
-# Lanes 2 and 3 log to .local/test/logs/; the web lane's log is printed when it ends.
+# Most of the suite waits on game timers (turn times, count-ins, keeps) rather than on the
+# CPU (ctest -j2 took 13 min for 4.6 CPU-minutes), so ctest runs 2 jobs per core
+# (COURTPIECE_CTEST_JOBS), the longest tests first (their COST, cmake/CourtpieceTest.cmake),
+# while the sanitizer tree builds beside it at nice 19 (only the CPU the tests leave idle).
+# Then the sanitizer unit tests, then the web client. Running the browser tests and more
+# ctest jobs beside each other as well was measured (2026-12-02: 8 to 16 ctest jobs with the
+# browser tests beside them, 7 to 13 min) and failed one run in two on load alone: a bound
+# or a timing in another end-to-end test each time (docs: README "How long CI takes").
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
-lane_pids=()
+asan_pid=""
 stop_lanes() {
-  local pid
-  for pid in "${lane_pids[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  if [ -n "$asan_pid" ]; then kill -- "-$asan_pid" 2>/dev/null || kill "$asan_pid" 2>/dev/null || true; fi
   stop_servers
 }
 trap stop_lanes EXIT
-set -m  # each lane in its own process group, so an early exit stops all of a lane's children
 
-web_lane() {
-  (cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
-  ./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port" --no-web-build
-}
-web_lane >"$logs/web.log" 2>&1 &
-web_pid=$!
-lane_pids+=("$web_pid")
-
-asan_build_lane() {
+asan_build() {
   # -O1 keeps assertions on (no NDEBUG) at a fraction of -O0's run time, and -g1 (line
   # tables only: sanitizer reports keep file:line) compiles much faster than -g; the heavy
-  # randomized tests run a tenth of their iterations here (full counts ran in lane 1).
+  # randomized tests run a tenth of their iterations here (full counts ran in ctest above).
   # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   # Only what `ctest -L unit` runs is built (courtpiece_unit_tests, cmake/CourtpieceTest.cmake):
   # integration tests, benchmarks and service binaries compiled in the first tree already.
@@ -103,41 +93,35 @@ asan_build_lane() {
   nice -n 19 cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
 }
 if [ "$sanitizers" = 1 ]; then
-  asan_build_lane >"$logs/asan-build.log" 2>&1 &
+  set -m  # its own process group, so an early exit stops the whole build
+  asan_build >"$logs/asan-build.log" 2>&1 &
   asan_pid=$!
-  lane_pids+=("$asan_pid")
+  set +m
 fi
-set +m
 
-step "tests (unit + integration); beside them: the web client, the sanitizer tree's build"
-ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
-ctest_rc=0
-ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600 || ctest_rc=$?
+step "tests (unit + integration); beside them: the sanitizer tree's build at nice 19"
+ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 2 ))}
+ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
 
-asan_rc=0
-if [ "$sanitizers" = 1 ] && [ "$ctest_rc" = 0 ]; then
-  step "sanitizer build (ASan+UBSan, lane 3) and its unit tests; the web client still beside"
+if [ "$sanitizers" = 1 ]; then
+  step "sanitizer build (ASan+UBSan: the rest of it) and its unit tests"
+  asan_rc=0
   wait "$asan_pid" || asan_rc=$?
+  asan_pid=""
   if [ "$asan_rc" != 0 ]; then
     cat "$logs/asan-build.log"
     echo "tests/run.sh: the sanitizer build failed (exit $asan_rc)" >&2
-  else
-    tail -n 1 "$logs/asan-build.log"
-    COURTPIECE_TEST_SCALE_DIVISOR=10 \
-      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900 || asan_rc=$?
+    exit 1
   fi
+  tail -n 1 "$logs/asan-build.log"
+  COURTPIECE_TEST_SCALE_DIVISOR=10 \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900
 fi
 
-step "web client: build, unit tests, browser end to end against the real suite (log of lane 2)"
-web_rc=0
-wait "$web_pid" || web_rc=$?
-cat "$logs/web.log"
+step "web client: build, unit tests, browser end to end against the real suite"
+(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
+./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port" --no-web-build
 
-if [ "$ctest_rc" != 0 ] || [ "$asan_rc" != 0 ] || [ "$web_rc" != 0 ]; then
-  echo "tests/run.sh: FAILED (ctest exit $ctest_rc, sanitizers exit $asan_rc," \
-    "web client exit $web_rc)" >&2
-  exit 1
-fi
 ccache_stats
 step "all tests passed"
