@@ -114,9 +114,9 @@ std::string ListCodeSource::Next() {
 }
 
 std::string EncodeEntry(const DirectoryTable& row) {
-  nlohmann::json j = {{"t", row.table_id},      {"c", row.code},         {"h", row.host_player},
-                      {"r", row.request_id},    {"g", row.game_options}, {"b", row.bet_coins},
-                      {"tt", row.turn_time_ms}, {"l", row.listed},       {"o", row.owner_instance},
+  nlohmann::json j = {{"t", row.table_id},       {"c", row.code},         {"h", row.host_player},
+                      {"r", row.request_id},     {"g", row.game_options}, {"b", row.bet_coins},
+                      {"tt", row.turn_time_ms},  {"l", row.listed},       {"o", row.owner_instance},
                       {"at", row.created_at_ms}, {"bl", row.bot_level}};
   return j.dump();
 }

@@ -34,9 +34,9 @@ struct DirectoryTable {
   std::string game_options;  // JSON, as the rules engine takes it
   int64_t bet_coins = 0;
   int64_t turn_time_ms = 0;
-  bool listed = false;         // public
+  bool listed = false;             // public
   std::string bot_level = "easy";  // "easy", "normal" or "strong" (docs/bots.md)
-  std::string owner_instance;  // the table instance it was placed on
+  std::string owner_instance;      // the table instance it was placed on
   int64_t created_at_ms = 0;
   int64_t closed_at_ms = 0;  // 0 while open
   bool operator==(const DirectoryTable&) const = default;

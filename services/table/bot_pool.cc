@@ -73,8 +73,7 @@ void ThreadBotPool::Run() {
   }
 }
 
-bool InlineBotRunner::Submit(std::unique_ptr<table::BotJob> job, absl::Time deadline,
-                             Done done) {
+bool InlineBotRunner::Submit(std::unique_ptr<table::BotJob> job, absl::Time deadline, Done done) {
   (void)deadline;
   COURTPIECE_CHECK(job != nullptr, "a bot job");
   if (stopped_.load()) return false;

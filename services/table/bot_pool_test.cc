@@ -61,7 +61,8 @@ TEST(ThreadBotPool, AFullQueueRefusesAndAJobPastItsDeadlineIsDroppedUnrun) {
   absl::Notification release, started, first_done;
   int late_answers = 0;
   ASSERT_TRUE(pool.Submit(std::make_unique<CardJob>("2C", &release, &started),
-                          clock.Now() + absl::Seconds(10), [&](table::Move) { first_done.Notify(); }));
+                          clock.Now() + absl::Seconds(10),
+                          [&](table::Move) { first_done.Notify(); }));
   ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(30)));  // holds the thread
   std::mutex mu;
   ASSERT_TRUE(pool.Submit(std::make_unique<CardJob>("3C"), clock.Now() + absl::Seconds(1),

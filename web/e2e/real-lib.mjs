@@ -1,8 +1,8 @@
 // Helpers of the real-suite browser tests (real*.test.mjs): create and join a table by
 // clicking, play a round by clicking while timing each card, the card latency figures.
-import { after, before } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { act, launch } from './lib.mjs';
+import { DESKTOP, PHONE, act, launch, newPage, shotBoth, signIn, watchTrick } from './lib.mjs';
 
 /** One browser per test file; `run` tells this run's players apart. */
 export function realSuite() {
@@ -98,3 +98,26 @@ export async function latency(pages, clicks, reloaded = null) {
   return { samples: lat.length, p50_ms: q(0.5), p95_ms: q(0.95), max_ms: lat[lat.length - 1] };
 }
 
+/** One test per game type: four players (desktop and phone) play a whole round by clicking. */
+export function wholeRoundTests(games) {
+  const suite = realSuite();
+  for (const game of games) {
+    test(`four players, a whole round of ${game} by clicking`, async () => {
+      const pages = [];
+      for (const [i, v] of [DESKTOP, PHONE, DESKTOP, PHONE].entries()) {
+        const p = await newPage(suite.browser, suite.base, v);
+        await signIn(p, `${game} ${i} ${suite.run}`.slice(0, 20));
+        pages.push(p);
+      }
+      const code = await createTable(pages[0], game);
+      for (const p of pages.slice(1)) await joinByCode(p, code);
+      for (const p of pages) await p.getByTestId('hand').waitFor({ timeout: 40000 });
+      for (const p of pages) await watchTrick(p);
+      const clicks = [];
+      await playRoundTimed(pages, clicks);
+      await shotBoth(pages[0], `real-${game}-round-end`);
+      console.log(`${game}: card on all four screens:`, JSON.stringify(await latency(pages, clicks)));
+      for (const p of pages) await p.context().close();
+    });
+  }
+}

@@ -74,7 +74,8 @@ absl::StatusOr<FakeOptions> ParseFakeOptions(std::string_view options) {
 // tells a searched move from the fallback; it calls as AutoMove does.
 class FakeSearchJob final : public BotJob {
  public:
-  FakeSearchJob(Move call, std::vector<int> legal) : call_(std::move(call)), legal_(std::move(legal)) {}
+  FakeSearchJob(Move call, std::vector<int> legal)
+      : call_(std::move(call)), legal_(std::move(legal)) {}
   Move Run() override {
     if (legal_.empty()) return call_;
     int high = *std::max_element(legal_.begin(), legal_.end(),
@@ -121,7 +122,9 @@ int ParseCard(std::string_view name) {
 }
 
 FakeEngine::FakeEngine(int target_points, int first_dealer, bool search)
-    : target_(target_points), search_(search), dealer_(first_dealer),
+    : target_(target_points),
+      search_(search),
+      dealer_(first_dealer),
       caller_((first_dealer + 1) % 4) {}
 
 absl::Status FakeEngine::StartRound(const Seed& seed) {
@@ -257,7 +260,8 @@ Move FakeEngine::AutoMove(int seat) const {
 std::unique_ptr<BotJob> FakeEngine::NewBotJob(int seat, bots::Level level, uint64_t seed) const {
   (void)level, (void)seed;
   if (!search_) return nullptr;
-  if (phase_ == Phase::kCalling) return std::make_unique<FakeSearchJob>(AutoMove(seat), std::vector<int>{});
+  if (phase_ == Phase::kCalling)
+    return std::make_unique<FakeSearchJob>(AutoMove(seat), std::vector<int>{});
   return std::make_unique<FakeSearchJob>(Move{}, LegalCards(seat));
 }
 

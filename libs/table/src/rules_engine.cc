@@ -209,8 +209,7 @@ class SearchJob final : public BotJob {
 };
 }  // namespace
 
-std::unique_ptr<BotJob> RulesEngine::NewBotJob(int seat, bots::Level level,
-                                               uint64_t seed) const {
+std::unique_ptr<BotJob> RulesEngine::NewBotJob(int seat, bots::Level level, uint64_t seed) const {
   COURTPIECE_CHECK(round_ && round_->turn() == seat, "NewBotJob is for the seat to act");
   COURTPIECE_CHECK(level != bots::Level::kEasy, "easy is AutoMove, played at once");
   return std::make_unique<SearchJob>(rules_, round_->View(seat), bots::LevelOptions(level, seed));

@@ -224,9 +224,9 @@ absl::Status Table::PlayMove(int s, const Move& move, int64_t now) {
   if (phase_ != Phase::kPlaying) return absl::FailedPreconditionError("no round in play");
   if (engine_->ToAct() != s) return absl::FailedPreconditionError("not your turn");
   if (bot_wait_) {
-    return absl::FailedPreconditionError(
-        bot_wait_->timed_out ? "your time ran out: a card is being played for you"
-                             : "a bot is playing for you: take_back first");
+    return absl::FailedPreconditionError(bot_wait_->timed_out
+                                             ? "your time ran out: a card is being played for you"
+                                             : "a bot is playing for you: take_back first");
   }
   if (absl::Status st = engine_->Apply(s, move); !st.ok()) return st;
   seats_[s].timeouts_in_row = 0;

@@ -3,11 +3,11 @@
 // Inputs: player commands (Handle), the time (every input carries `now_ms`, a virtual
 // absolute time in milliseconds; the host calls Advance(now) at NextDeadline()), wallet
 // replies (OnWalletReply) and searching bots' moves (OnBotMove: the host runs the search the
-// table asks for, PendingBotTurn/NewBotJob, off the table's thread). Outputs, drained with TakeEvents()/TakeEffects(): events addressed
-// to a seat (built from that seat's engine view, so no stream carries a card its seat may not
-// see) and effects for the host (wallet transfers, a game to record, a quit to record, a voice
-// note report, the table closing). The machine owns no clock, no socket and no randomness:
-// round seeds come from the host's SeedSource.
+// table asks for, PendingBotTurn/NewBotJob, off the table's thread). Outputs, drained with
+// TakeEvents()/TakeEffects(): events addressed to a seat (built from that seat's engine view, so no
+// stream carries a card its seat may not see) and effects for the host (wallet transfers, a game to
+// record, a quit to record, a voice note report, the table closing). The machine owns no clock, no
+// socket and no randomness: round seeds come from the host's SeedSource.
 //
 // Determinism: a Table restored from Snapshot() and fed the same inputs emits the same events
 // and effects as the original. Thread-safety: none; one owner drives a table at a time.
@@ -98,10 +98,10 @@ int64_t BotBudgetMs(bots::Level level);
 
 // A searching bot's move the table waits for (Table::PendingBotTurn).
 struct BotTurn {
-  uint64_t id = 0;  // 1, 2, ... per table; OnBotMove must name it
-  int seat = -1;    // the seat to act
+  uint64_t id = 0;                           // 1, 2, ... per table; OnBotMove must name it
+  int seat = -1;                             // the seat to act
   bots::Level level = bots::Level::kNormal;  // never easy (easy plays at once)
-  bool timed_out = false;  // a person's turn ran out (kept even if they come back)
+  bool timed_out = false;   // a person's turn ran out (kept even if they come back)
   int64_t deadline_ms = 0;  // then the heuristic plays (Advance)
 };
 
