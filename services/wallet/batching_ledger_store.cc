@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "services/wallet/account_id.h"
 
 namespace courtpiece::wallet {
 namespace {
@@ -45,7 +46,12 @@ absl::Status BatchingLedgerStore::ValidateOptions(const BatchOptions& o) {
 }
 
 absl::Status BatchingLedgerStore::EnsureHouseShards(int shard_count, absl::Time deadline) {
-  return inner_.EnsureHouseShards(shard_count, deadline);
+  absl::Status s = inner_.EnsureHouseShards(shard_count, deadline);
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    house_shard_count_ = std::max(house_shard_count_, shard_count);
+  }
+  return s;
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> BatchingLedgerStore::ApplyBatch(
@@ -109,19 +115,40 @@ bool BatchingLedgerStore::IsNextLeader(const Waiter& self) const {
   return false;
 }
 
-std::vector<size_t> BatchingLedgerStore::Eligible() const {
+std::string BatchingLedgerStore::FreeHouseShard() const {
+  for (int i = 0; i < house_shard_count_; ++i) {
+    std::string shard = HouseShardId(i);
+    if (!busy_accounts_.contains(shard)) return shard;
+  }
+  return "";
+}
+
+std::vector<BatchingLedgerStore::Pick> BatchingLedgerStore::Eligible() const {
   const size_t transfers_max = static_cast<size_t>(options_.transfers_max);
+  const std::string free_shard = FreeHouseShard();
   std::set<std::string_view> skipped_accounts;
-  std::vector<size_t> out;
+  std::vector<Pick> out;
   for (size_t i = 0; i < queue_.size() && out.size() < transfers_max; ++i) {
     const std::vector<Posting>& postings = queue_[i]->record->postings;
-    const bool conflict = std::any_of(postings.begin(), postings.end(), [&](const Posting& p) {
-      return busy_accounts_.contains(p.account_id) || skipped_accounts.contains(p.account_id);
-    });
+    Pick pick;
+    pick.index = i;
+    bool conflict = false;
+    for (const Posting& p : postings) {
+      const bool busy = busy_accounts_.contains(p.account_id);
+      if (!free_shard.empty() && IsHouseShard(p.account_id)) {
+        if (busy) pick.house_shard = free_shard;  // moved, never a conflict
+        continue;
+      }
+      conflict = conflict || busy || skipped_accounts.contains(p.account_id);
+    }
     if (conflict) {
-      for (const Posting& p : postings) skipped_accounts.insert(p.account_id);
+      for (const Posting& p : postings) {
+        if (free_shard.empty() || !IsHouseShard(p.account_id)) {
+          skipped_accounts.insert(p.account_id);
+        }
+      }
     } else {
-      out.push_back(i);
+      out.push_back(std::move(pick));
     }
   }
   return out;
@@ -138,30 +165,37 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
   }
   // Take the batch; a transfer whose deadline has passed is answered without being sent.
   std::vector<Waiter*> batch;
-  std::set<std::string> accounts;  // of the batch, busy until it is committed
+  std::vector<const TransferRecord*> records;
+  std::deque<TransferRecord> moved;  // copies of the records sent on another house shard
+  std::set<std::string> accounts;    // of the batch, busy until it is committed
   const absl::Time now = clock_.Now();
-  for (size_t i : Eligible()) {
-    Waiter* w = queue_[i];
+  for (Pick& pick : Eligible()) {
+    Waiter* w = queue_[pick.index];
     w->taken = true;
     if (now >= w->deadline) {
       w->result = absl::DeadlineExceededError("deadline passed while waiting for a batch");
       w->done = true;
       continue;
     }
+    const TransferRecord* record = w->record;
+    if (!pick.house_shard.empty()) {
+      TransferRecord& copy = moved.emplace_back(*record);
+      for (Posting& p : copy.postings) {
+        if (IsHouseShard(p.account_id)) p.account_id = pick.house_shard;
+      }
+      record = &copy;
+    }
     batch.push_back(w);
-    for (const Posting& p : w->record->postings) accounts.insert(p.account_id);
+    records.push_back(record);
+    for (const Posting& p : record->postings) accounts.insert(p.account_id);
   }
   std::erase_if(queue_, [](const Waiter* w) { return w->taken; });
   for (const std::string& a : accounts) ++busy_accounts_[a];
   // Another waiter may lead a batch of its own if another may be in flight.
   changed_.notify_all();
   if (!batch.empty()) {
-    std::vector<const TransferRecord*> records;
     absl::Time deadline = absl::InfinitePast();
-    for (const Waiter* w : batch) {
-      records.push_back(w->record);
-      deadline = std::max(deadline, w->deadline);
-    }
+    for (const Waiter* w : batch) deadline = std::max(deadline, w->deadline);
     lock.unlock();
     absl::StatusOr<std::vector<absl::StatusOr<AppliedTransfer>>> results =
         inner_.ApplyBatch(records, deadline);

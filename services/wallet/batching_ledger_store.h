@@ -14,6 +14,11 @@
 // so each account sees its transfers in arrival order). Concurrent batches therefore do
 // not wait for each other's row locks in Postgres (held until after the commit's WAL
 // flush), so one batch's CPU work overlaps another's flush.
+// The house is the exception: its posting names a shard (Ledger::HouseShardFor, from the
+// key), but any shard will do (the house has no floor, and a replay is found by its key,
+// not its postings). A transfer whose house shard is held by a batch in flight is sent on
+// the lowest-numbered shard no batch in flight holds, instead of waiting; only when every
+// shard is held (fewer shards than batches in flight) does it wait like any other account.
 //
 // Outcomes are per transfer, exactly as Apply on the inner store would give them (see
 // LedgerStore::ApplyBatch); an error of the whole batch (e.g. Unavailable: connection lost,
@@ -54,6 +59,7 @@ class BatchingLedgerStore final : public LedgerStore {
   // InvalidArgument for options out of range.
   static absl::Status ValidateOptions(const BatchOptions& options);
 
+  // Also remembers `shard_count` (the house shards a transfer may be moved to).
   absl::Status EnsureHouseShards(int shard_count, absl::Time deadline) override;
   absl::StatusOr<AppliedTransfer> Apply(const TransferRecord& transfer,
                                         absl::Time deadline) override;
@@ -81,13 +87,22 @@ class BatchingLedgerStore final : public LedgerStore {
     bool done = false;
     absl::StatusOr<AppliedTransfer> result;
   };
+  // A queued transfer a new batch may take now: its queue position, and the house shard to
+  // send its house posting to instead of its own ("" = as it is).
+  struct Pick {
+    size_t index = 0;
+    std::string house_shard;
+  };
   // The first queued waiter not already leading leads the next batch.
   bool IsNextLeader(const Waiter& self) const /* requires mu_ */;
-  // Queue positions a new batch may take now, at most transfers_max: in queue order,
-  // skipping every transfer that shares an account with a batch in flight or with an
-  // earlier skipped transfer (so transfers touching one account are sent in arrival order,
-  // and a skipped one is never overtaken on its accounts).
-  std::vector<size_t> Eligible() const /* requires mu_ */;
+  // The lowest-numbered house shard no batch in flight holds; "" if none (or no shards).
+  std::string FreeHouseShard() const /* requires mu_ */;
+  // What a new batch may take now, at most transfers_max: in queue order, skipping every
+  // transfer that shares an account with a batch in flight or with an earlier skipped
+  // transfer (so transfers touching one account are sent in arrival order, and a skipped
+  // one is never overtaken on its accounts); a house shard in flight is not a conflict
+  // while another shard is free (the transfer moves to it).
+  std::vector<Pick> Eligible() const /* requires mu_ */;
   // Leads one batch with `lock` held by `self`; false (nothing done) if nothing is eligible.
   // Returns with `lock` held.
   bool Lead(std::unique_lock<std::mutex>& lock, Waiter& self) /* requires mu_ */;
@@ -100,6 +115,7 @@ class BatchingLedgerStore final : public LedgerStore {
   std::condition_variable changed_;  // queue or in-flight count changed, results ready
   std::deque<Waiter*> queue_;        // guarded by mu_
   int in_flight_ = 0;                // guarded by mu_
+  int house_shard_count_ = 0;        // guarded by mu_ (from EnsureHouseShards)
   // Accounts of the batches in flight (with how many batches hold each), guarded by mu_.
   std::map<std::string, int, std::less<>> busy_accounts_;
 };

@@ -6,6 +6,7 @@
 #include "services/wallet/batching_ledger_store.h"
 
 #include <algorithm>
+#include <map>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "courtpiece/common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/wallet/account_id.h"
 #include "services/wallet/fake_ledger_store.h"
 #include "services/wallet/ledger.h"
 
@@ -352,6 +354,44 @@ TEST_F(BatchingTest, ATransferOnAnAccountInFlightWaitsAndKeepsItsOrder) {
   EXPECT_EQ(BalanceOf("player:dave"), 1005);
   EXPECT_EQ(BalanceOf("pot:t1:1"), 7);
   EXPECT_EQ(BalanceOf("house"), -4007);
+}
+
+// The house may be posted on any of its shards: a transfer whose shard (from its key) is
+// held by a batch in flight is sent on a free shard beside it, instead of waiting.
+TEST_F(BatchingTest, AHouseShardInFlightMovesTheTransferToAFreeShard) {
+  Start({.transfers_max = 32, .batches_in_flight_max = 2});
+  gate_.Close();
+  Send(Pay("blocker", "player:carol", "house", 1), 0);
+  gate_.WaitUntilHeld(1);
+  // A key whose own shard (of the 4) is the blocker's.
+  std::string key;
+  for (int i = 0; key.empty() && i < 1000; ++i) {
+    const std::string k = absl::StrCat("k", i);
+    if (StableHash(k) % 4 == StableHash("blocker") % 4) key = k;
+  }
+  ASSERT_FALSE(key.empty());
+  Send(Pay(key, "player:alice", "house", 10), 1);
+  gate_.WaitUntilHeld(2);  // committing beside the blocker, not waiting for it
+  gate_.Open();
+  JoinAll();
+  for (int i = 0; i <= 1; ++i) EXPECT_TRUE(results_[i].ok()) << i << " " << results_[i].status();
+  EXPECT_THAT(store_.BatchSizes(), ElementsAre(1, 1, 1, 1, 1));
+  const std::string blocker_shard = HouseShardId(static_cast<int>(StableHash("blocker") % 4));
+  const std::string free_shard = HouseShardId(blocker_shard == "house:0" ? 1 : 0);
+  absl::StatusOr<std::vector<LedgerEntry>> house = store_.History("house", 0, 100, Deadline());
+  ASSERT_TRUE(house.ok()) << house.status();
+  std::map<int64_t, std::string> shard_by_amount;
+  for (const LedgerEntry& e : *house) shard_by_amount[e.amount] = e.account_id;
+  EXPECT_EQ(shard_by_amount[1], blocker_shard);
+  EXPECT_EQ(shard_by_amount[10], free_shard);
+  EXPECT_EQ(BalanceOf("house"), -3000 + 11);
+  EXPECT_EQ(BalanceOf("player:alice"), 990);
+  // A replay of the moved transfer is found by its key: nothing is applied twice.
+  absl::StatusOr<TransferResult> again =
+      ledger_->Transfer(Pay(key, "player:alice", "house", 10), Deadline());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(BalanceOf("player:alice"), 990);
 }
 
 TEST(BatchOptionsTest, OutOfRangeIsInvalidArgument) {
