@@ -17,6 +17,7 @@
 #include "courtpiece/common/log.h"
 #include "courtpiece/table/v1/hosted_table.pb.h"
 #include "services/table/host_convert.h"
+#include "services/table/kept_history.h"
 
 namespace courtpiece::table_service {
 
@@ -101,21 +102,15 @@ struct TableHost::Impl {
   };
   // A published event kept for clients resuming by seq: compact (the proto object costs
   // several times its bytes), parsed again only when replayed.
-  struct Kept {
-    uint64_t seq = 0;
-    std::string to_player;
-    std::string event;  // TableEvent bytes
-  };
-  static Kept KeptOf(const pb::StoredEvent& e) {
-    return Kept{
-        .seq = e.event().seq(), .to_player = e.to_player(), .event = e.event().SerializeAsString()};
+  static void Keep(KeptHistory& history, const pb::StoredEvent& e) {
+    history.Push(e.event().seq(), e.to_player(), e.event().SerializeAsString());
   }
   struct Hosted {
     std::string id;
     Owner owner;
     pb::CreateTableRequest create;
     std::unique_ptr<table::Table> table;
-    std::deque<Kept> history;  // published events, oldest first (at most events_max)
+    KeptHistory history;  // published events, oldest first (at most events_max)
     std::vector<Pending> pending;
     std::vector<pb::StoredEvent> fresh;  // collected, not yet saved
     std::vector<Out> outbox;
@@ -345,7 +340,7 @@ struct TableHost::Impl {
     if (metrics != nullptr) metrics->Save(bytes, s.code());
     if (s.ok()) {
       h.dirty = false;
-      for (const pb::StoredEvent& e : h.fresh) h.history.push_back(KeptOf(e));
+      for (const pb::StoredEvent& e : h.fresh) Keep(h.history, e);
       h.fresh.clear();
       h.save_failures = 0;
       h.save_retry_ms = 0;
@@ -445,7 +440,7 @@ struct TableHost::Impl {
       }
     }
     h.outbox.clear();
-    while (static_cast<int>(h.history.size()) > options.events_max) h.history.pop_front();
+    h.history.TrimTo(static_cast<size_t>(options.events_max));
     std::vector<std::function<void(const Hosted*, const absl::Status&)>> waiters;
     waiters.swap(h.waiters);
     for (auto& waiter : waiters) waiter(&h, absl::OkStatus());
@@ -582,7 +577,8 @@ struct TableHost::Impl {
       Worker* wp = &w;
       BotRunner::Done done = [this, wp, id, turn, level](table::Move move) {
         // A full worker queue loses the answer: the turn's deadline plays the heuristic.
-        (void)Post(*wp, [this, wp, id, turn, level, move] { OnBotMove(*wp, id, turn, level, move); });
+        (void)Post(*wp,
+                   [this, wp, id, turn, level, move] { OnBotMove(*wp, id, turn, level, move); });
       };
       if (bots->Submit(h.table->NewBotJob(), absl::FromUnixMillis(b->deadline_ms),
                        std::move(done))) {
@@ -655,7 +651,7 @@ struct TableHost::Impl {
     info.set_owner_instance(h.owner.instance);
     info.set_owner_addr(options.instance_addr);
     info.set_owner_epoch(h.owner.epoch);
-    info.set_seq(h.history.empty() ? 0 : h.history.back().seq);
+    info.set_seq(h.history.back_seq());
     return info;
   }
 
@@ -706,20 +702,20 @@ struct TableHost::Impl {
     h->streams[id] = Stream{.id = id, .player = player, .sink = sink};
     const int seat = SeatOfPlayer(*h->table, player);
     const uint64_t last = open.last_seq();
-    const uint64_t latest = h->history.empty() ? 0 : h->history.back().seq;
+    const uint64_t latest = h->history.back_seq();
     const bool resumed = seat >= 0 && last > 0 && !h->history.empty() &&
-                         h->history.front().seq <= last + 1 && last <= latest;
+                         h->history.front_seq() <= last + 1 && last <= latest;
     pb::PlayResponse opened;
     *opened.mutable_opened()->mutable_table() = Info(*h);
     opened.mutable_opened()->set_seat(seat);
     opened.mutable_opened()->set_resumed(resumed);
     bool ok = sink->Send(opened);
     if (resumed) {
-      for (const Kept& e : h->history) {
-        if (e.seq <= last || e.to_player != player) continue;
+      ok = ok && h->history.ForEachAfter(last, player, [&](uint64_t, std::string_view bytes) {
         pb::PlayResponse m;
-        ok = ok && m.mutable_event()->ParseFromString(e.event) && sink->Send(m);
-      }
+        return m.mutable_event()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+               sink->Send(m);
+      });
     }
     if (!ok) {
       CutStream(w, *h, id);
@@ -1097,7 +1093,11 @@ struct TableHost::Impl {
     h->closed = state.closed();
     for (const std::string& bytes : stored->events) {
       pb::StoredEvent e;
-      if (e.ParseFromString(bytes)) h->history.push_back(KeptOf(e));
+      // Stored input, not a programmer's promise: an event out of seq order is skipped.
+      if (e.ParseFromString(bytes) &&
+          (h->history.empty() || e.event().seq() > h->history.back_seq())) {
+        Keep(h->history, e);
+      }
     }
     for (const pb::StoredEffect& e : state.pending()) h->pending.push_back(Pending{.effect = e});
     for (int s = 0; s < 4; ++s) {
@@ -1263,8 +1263,8 @@ TableHost::TableHost(HostOptions options, Clock& clock, TableStore& store, Walle
                      RecordsPort& records, table::EngineFactory& engines, table::SeedSource& seeds,
                      HostMetrics* metrics, BotRunner* bots)
     : options_(std::move(options)),
-      impl_(std::make_unique<Impl>(options_, clock, store, wallet, records, engines, seeds,
-                                   metrics, bots)) {}
+      impl_(std::make_unique<Impl>(options_, clock, store, wallet, records, engines, seeds, metrics,
+                                   bots)) {}
 
 TableHost::~TableHost() { Shutdown(); }
 

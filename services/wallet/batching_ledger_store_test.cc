@@ -6,8 +6,8 @@
 #include "services/wallet/batching_ledger_store.h"
 
 #include <algorithm>
-#include <map>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
