@@ -234,8 +234,9 @@ struct TableHost::Impl {
   }
 
   // Runs every queued task and due timer of every worker on the calling thread.
-  void PollAll() {
-    for (int round = 0; round < 1000; ++round) {
+  int PollAll() {
+    constexpr int kPassesMax = 1000;
+    for (int round = 0; round < kPassesMax; ++round) {
       bool any = false;
       for (auto& wp : workers) {
         std::deque<std::function<void()>> batch;
@@ -250,8 +251,9 @@ struct TableHost::Impl {
         any = any || wp->timers.size() != before || !wp->flush.empty();
         Flush(*wp, NowMs());
       }
-      if (!any) return;
+      if (!any) return round + 1;
     }
+    return kPassesMax;
   }
 
   void FireDue(Worker& w, int64_t now) {
@@ -272,8 +274,12 @@ struct TableHost::Impl {
     };
     if (std::optional<int64_t> d = h.table->NextDeadline()) consider(*d);
     if (h.dirty) consider(h.save_retry_ms);
+    // Effects go out only after a save (AfterSave). While saves fail (Redis down) a due
+    // effect waits for the save's retry: arming its own, past, time would fire the timer
+    // again and again and spin the worker for as long as Redis is away.
+    const bool unsaved = h.dirty && h.save_failures > 0;
     for (const Pending& p : h.pending) {
-      if (!p.in_flight) consider(std::max<int64_t>(p.next_ms, 1));
+      if (!p.in_flight && !unsaved) consider(std::max<int64_t>(p.next_ms, 1));
     }
     consider(h.adopt_grace_until_ms);
     if (due == h.timer_ms) return;
@@ -1515,7 +1521,7 @@ void TableHost::StreamEnded(uint64_t stream_id) {
       w, [this, &w, table_id, stream_id] { impl_->OnStreamGone(w, table_id, stream_id); });
 }
 
-void TableHost::Poll() { impl_->PollAll(); }
+int TableHost::Poll() { return impl_->PollAll(); }
 void TableHost::WatchOnce() {
   impl_->WatchOnce();
   if (!options_.start_threads) impl_->PollAll();

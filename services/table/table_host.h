@@ -153,9 +153,11 @@ class TableHost {
   // The client went away (or the server cut the stream): a disconnect for the table.
   void StreamEnded(uint64_t stream_id);
 
-  // Test drivers (start_threads = false): run every queued input and due timer; one pass
-  // of the watcher (heartbeat, failover).
-  void Poll();
+  // Test drivers (start_threads = false): run every queued input and due timer, until
+  // nothing is left to do now (at most 1,000 passes over the workers; returns how many it
+  // took: a timer due again and again at the same time shows as 1,000); one pass of the
+  // watcher (heartbeat, failover).
+  int Poll();
   void WatchOnce();
 
   HostStats Stats() const;

@@ -742,6 +742,33 @@ TEST_F(FullGame, NothingIsPublishedBeforeItIsSaved) {
   EXPECT_EQ(ResultsIn(later)[0].command_id(), 500u);
 }
 
+// Redis and the wallet both away: the stake waits in its backoff and every save fails.
+// The due stake must wait for the save's retry (nothing is sent before a save), not fire
+// its table's timer again and again at one instant (a worker spinning for as long as
+// Redis is away); once both are back the stake goes through once.
+TEST_F(FullGame, WhileSavesFailADueEffectWaitsForTheSaveRetryInsteadOfSpinning) {
+  SeatEveryone(*a->host);
+  wallet.SetDown(true);
+  Run(*a->host, 7'000);  // the count-in is over: the stake is sent, refused, retried
+  Run(*a->host, 1'000, 100);
+  ASSERT_FALSE(wallet.Applied("t1:1:stake:0"));
+  store.FailNext(1'000'000);
+  pb::TableCommand vote = Cmd(600, "end_early");  // a change to save: the saves fail now
+  a->host->Command(clients["a"].id, vote);
+  EXPECT_LT(a->host->Poll(), 5);
+  for (int i = 0; i < 20; ++i) {  // 10 s: past every backoff of the stake and of the save
+    clock.Advance(absl::Milliseconds(500));
+    EXPECT_LT(a->host->Poll(), 5) << "at step " << i;
+  }
+  EXPECT_FALSE(wallet.Applied("t1:1:stake:0"));
+  store.FailNext(0);
+  wallet.SetDown(false);
+  Run(*a->host, 10'000, 100);
+  EXPECT_TRUE(wallet.Applied("t1:1:stake:0"));
+  EXPECT_EQ(Coins("pot:t1:1"), 400);
+  EXPECT_EQ(CreateOn(*a->host, Create())->table().phase(), "playing");
+}
+
 TEST_F(FullGame, ResumeBySeqGivesTheMissedEventsOnlyOrAFreshView) {
   SeatEveryone(*a->host);
   Run(*a->host, 7'000);
