@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <mutex>
+#include <random>
 
 extern char** environ;
 
@@ -15,20 +17,45 @@ namespace courtpiece::common {
 
 std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
 
-int FreeLoopbackPort() {
+namespace {
+
+// True if 127.0.0.1:`port` could be bound just now (then it is released again); `port` 0
+// asks the kernel for one and stores it.
+bool TryBind(int* port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(*port));
   socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
   close(fd);
-  return port;
+  if (ok) *port = ntohs(addr.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+int FreeLoopbackPort() {
+  // Below the kernel's ephemeral range (32768..60999 by default), which every outgoing
+  // connection of a busy test suite draws from: a port the kernel handed out for bind(0)
+  // could be given to a client socket before the server binds it ("Address already in
+  // use"). A random port under that range is only ever taken by another test's pick.
+  constexpr int kLowest = 20'000, kHighest = 32'767, kTries = 64;
+  static std::mutex mu;
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  for (int i = 0; i < kTries; ++i) {
+    int port = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      port = std::uniform_int_distribution<int>(kLowest, kHighest)(rng);
+    }
+    if (TryBind(&port)) return port;
+  }
+  int port = 0;
+  return TryBind(&port) ? port : 0;
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {

@@ -13,8 +13,10 @@ namespace courtpiece::common {
 
 // The directory of the running executable (build/bin: where the other binaries are).
 std::string BinDir();
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0, read, closed). Another
-// process may take it before the caller binds it: good enough for tests, not for servers.
+// A TCP port on 127.0.0.1 that was free a moment ago: a random one in 20000..32767 (below
+// the kernel's ephemeral range, so no client socket takes it meanwhile) that could be
+// bound, else one the kernel picks. Another test may still take it before the caller binds
+// it: good enough for tests, not for servers.
 int FreeLoopbackPort();
 // Starts argv[0] (a path) with this process's environment plus `extra_env` ("K=V"; later
 // entries win for the same key in glibc's getenv order); -1 when it cannot be started.
