@@ -30,8 +30,25 @@ stack_stop() {
   stack_work=""
 }
 
+# A random free port below the kernel's ephemeral range (32768..), so that no client
+# socket of the busy test run takes it before our server binds it (FreeLoopbackPort in
+# libs/common/include/courtpiece/common/process_testing.h does the same).
 stack_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c '
+import random, socket
+for _ in range(64):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randint(20000, 32767)))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()
+else:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+'
 }
 
 stack_wait_port() {
