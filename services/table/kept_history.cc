@@ -1,6 +1,6 @@
 #include "services/table/kept_history.h"
 
-#include <algorithm>
+#include <utility>
 
 #include "courtpiece/common/check.h"
 

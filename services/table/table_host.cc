@@ -1099,9 +1099,9 @@ struct TableHost::Impl {
     h->closed = state.closed();
     for (const std::string& bytes : stored->events) {
       pb::StoredEvent e;
-      // Stored input, not a programmer's promise: an event out of seq order is skipped.
-      if (e.ParseFromString(bytes) &&
-          (h->history.empty() || e.event().seq() > h->history.back_seq())) {
+      // Stored input, not a programmer's promise: an event out of seq order is skipped
+      // (back_seq() is 0 while the history is empty; seqs start at 1).
+      if (e.ParseFromString(bytes) && e.event().seq() > h->history.back_seq()) {
         Keep(h->history, e);
       }
     }
