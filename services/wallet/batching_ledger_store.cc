@@ -88,22 +88,22 @@ absl::StatusOr<AppliedTransfer> BatchingLedgerStore::Apply(const TransferRecord&
   self.deadline = deadline;
   std::unique_lock<std::mutex> lock(mu_);
   queue_.push_back(&self);
-  changed_.notify_all();
+  QueueChanged();
   while (!self.done) {
     if (self.taken) {
-      changed_.wait(lock);
+      self.wake.wait(lock);  // the leader of its batch wakes it when the result is there
       continue;
     }
     const absl::Time now = clock_.Now();
     if (now >= deadline) {
       queue_.erase(std::find(queue_.begin(), queue_.end(), &self));
-      changed_.notify_all();
+      QueueChanged();
       return absl::DeadlineExceededError("deadline passed while waiting for a batch");
     }
     if (in_flight_ < options_.batches_in_flight_max && IsNextLeader(self) && Lead(lock, self)) {
       continue;
     }
-    changed_.wait_for(lock, ToChrono(std::min(deadline - now, kDeadlineRecheck)));
+    self.wake.wait_for(lock, ToChrono(std::min(deadline - now, kDeadlineRecheck)));
   }
   return std::move(self.result);
 }
@@ -113,6 +113,22 @@ bool BatchingLedgerStore::IsNextLeader(const Waiter& self) const {
     if (!w->leading) return w == &self;
   }
   return false;
+}
+
+void BatchingLedgerStore::WakeNextLeader() {
+  if (in_flight_ >= options_.batches_in_flight_max) return;
+  for (Waiter* w : queue_) {
+    if (!w->leading) {
+      w->wake.notify_one();
+      return;
+    }
+  }
+}
+
+void BatchingLedgerStore::QueueChanged() {
+  for (Waiter* leader : gathering_) leader->wake.notify_one();
+  WakeNextLeader();
+  queue_changed_for_test_.notify_all();
 }
 
 std::string BatchingLedgerStore::FreeHouseShard() const {
@@ -160,8 +176,10 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
   ++in_flight_;
   const size_t transfers_max = static_cast<size_t>(options_.transfers_max);
   if (options_.wait_max > absl::ZeroDuration()) {
-    changed_.wait_for(lock, ToChrono(options_.wait_max),
-                      [&] { return Eligible().size() >= transfers_max; });
+    gathering_.push_back(&self);
+    self.wake.wait_for(lock, ToChrono(options_.wait_max),
+                       [&] { return Eligible().size() >= transfers_max; });
+    std::erase(gathering_, &self);
   }
   // Take the batch; a transfer whose deadline has passed is answered without being sent.
   std::vector<Waiter*> batch;
@@ -175,6 +193,7 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
     if (now >= w->deadline) {
       w->result = absl::DeadlineExceededError("deadline passed while waiting for a batch");
       w->done = true;
+      w->wake.notify_one();
       continue;
     }
     const TransferRecord* record = w->record;
@@ -192,7 +211,7 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
   std::erase_if(queue_, [](const Waiter* w) { return w->taken; });
   for (const std::string& a : accounts) ++busy_accounts_[a];
   // Another waiter may lead a batch of its own if another may be in flight.
-  changed_.notify_all();
+  QueueChanged();
   if (!batch.empty()) {
     absl::Time deadline = absl::InfinitePast();
     for (const Waiter* w : batch) deadline = std::max(deadline, w->deadline);
@@ -207,6 +226,7 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
     for (size_t i = 0; i < batch.size(); ++i) {
       batch[i]->result = results.ok() ? std::move((*results)[i]) : results.status();
       batch[i]->done = true;
+      batch[i]->wake.notify_one();
     }
   }
   for (const std::string& a : accounts) {
@@ -215,13 +235,13 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
   }
   self.leading = false;
   --in_flight_;
-  changed_.notify_all();
+  WakeNextLeader();  // its accounts are free again, and one more batch may be in flight
   return true;
 }
 
 void BatchingLedgerStore::WaitUntilQueuedForTest(int count) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return queue_.size() == static_cast<size_t>(count); });
+  queue_changed_for_test_.wait(lock, [&] { return queue_.size() == static_cast<size_t>(count); });
 }
 
 }  // namespace courtpiece::wallet

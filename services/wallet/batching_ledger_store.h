@@ -27,7 +27,11 @@
 // takes it into a batch is answered DeadlineExceeded and never sent; a waiting caller also
 // gives up by itself at its deadline while it is still queued.
 // Balance, History, ListPots, PotPayers and EnsureHouseShards go straight to the inner store.
-// Thread-safety: safe for concurrent use (one std::mutex guards the queue).
+// Thread-safety: safe for concurrent use (one std::mutex guards the queue). Each queued caller
+// sleeps on its own condition variable and is woken only when something it waits for may
+// have happened: its result is ready, it may lead the next batch, or (a leader gathering
+// transfers for wait_max) the queue grew. Waking every caller on every change cost more
+// CPU in context switches than the rest of the wallet's work per transfer.
 #ifndef COURTPIECE_SERVICES_WALLET_BATCHING_LEDGER_STORE_H_
 #define COURTPIECE_SERVICES_WALLET_BATCHING_LEDGER_STORE_H_
 
@@ -86,6 +90,7 @@ class BatchingLedgerStore final : public LedgerStore {
     bool leading = false;  // its thread is leading a batch (maybe without its own transfer)
     bool done = false;
     absl::StatusOr<AppliedTransfer> result;
+    std::condition_variable wake;  // its own: only what concerns it wakes it
   };
   // A queued transfer a new batch may take now: its queue position, and the house shard to
   // send its house posting to instead of its own ("" = as it is).
@@ -95,6 +100,11 @@ class BatchingLedgerStore final : public LedgerStore {
   };
   // The first queued waiter not already leading leads the next batch.
   bool IsNextLeader(const Waiter& self) const /* requires mu_ */;
+  // Wakes the waiter that would lead the next batch, if another batch may be in flight.
+  void WakeNextLeader() /* requires mu_ */;
+  // After the queue changed: wakes the leaders gathering transfers, the next leader and
+  // WaitUntilQueuedForTest.
+  void QueueChanged() /* requires mu_ */;
   // The lowest-numbered house shard no batch in flight holds; "" if none (or no shards).
   std::string FreeHouseShard() const /* requires mu_ */;
   // What a new batch may take now, at most transfers_max: in queue order, skipping every
@@ -112,10 +122,11 @@ class BatchingLedgerStore final : public LedgerStore {
   const BatchOptions options_;
   // std::mutex, not absl::Mutex: Debian's Abseil is not TSan-instrumented.
   std::mutex mu_;
-  std::condition_variable changed_;  // queue or in-flight count changed, results ready
-  std::deque<Waiter*> queue_;        // guarded by mu_
-  int in_flight_ = 0;                // guarded by mu_
-  int house_shard_count_ = 0;        // guarded by mu_ (from EnsureHouseShards)
+  std::condition_variable queue_changed_for_test_;  // WaitUntilQueuedForTest only
+  std::deque<Waiter*> queue_;                       // guarded by mu_
+  std::vector<Waiter*> gathering_;  // leaders waiting up to wait_max, guarded by mu_
+  int in_flight_ = 0;               // guarded by mu_
+  int house_shard_count_ = 0;       // guarded by mu_ (from EnsureHouseShards)
   // Accounts of the batches in flight (with how many batches hold each), guarded by mu_.
   std::map<std::string, int, std::less<>> busy_accounts_;
 };
