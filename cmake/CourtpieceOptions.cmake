@@ -45,3 +45,13 @@ if(COURTPIECE_CCACHE AND COURTPIECE_CCACHE_PROGRAM)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${courtpiece_launcher})
   message(STATUS "ccache: ${COURTPIECE_CCACHE_PROGRAM} (dir ${courtpiece_ccache_dir})")
 endif()
+
+# mold, when installed (deploy/local/install-deps.sh installs it), links every binary: each
+# build links about 120 of them, most with gRPC and debug info, and GNU ld spent about a
+# minute of CPU on that in a build where ccache had every object.
+option(COURTPIECE_MOLD "Link with mold when it is installed" ON)
+find_program(COURTPIECE_MOLD_PROGRAM mold)
+if(COURTPIECE_MOLD AND COURTPIECE_MOLD_PROGRAM)
+  add_link_options(-fuse-ld=mold)
+  message(STATUS "linker: ${COURTPIECE_MOLD_PROGRAM}")
+endif()
