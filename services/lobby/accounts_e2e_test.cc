@@ -48,8 +48,9 @@ class AccountsE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
-                        {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"wallet", ::courtpiece::common::SourceDir() + "/services/wallet/migrations"},
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     wallet_address_ = absl::StrCat("127.0.0.1:", common::FreeLoopbackPort());

@@ -76,8 +76,9 @@ class LobbyE2eTest : public ::testing::Test {
     storage::RedisClient flush(*ro);
     ASSERT_TRUE(flush.Command({"FLUSHDB"}).ok());
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
-                        {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"wallet", ::courtpiece::common::SourceDir() + "/services/wallet/migrations"},
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     absl::StatusOr<std::unique_ptr<FakeReceivers>> receivers = FakeReceivers::Start();

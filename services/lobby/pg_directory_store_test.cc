@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/testing.h"
 #include "gtest/gtest.h"
 
@@ -14,7 +15,8 @@ class PgDirectoryStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> made = storage::TestDatabase::Create(
-        {.migrations = {{"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(made.ok()) << made.status();
     db = std::move(*made);
     storage::PgPoolOptions o = db->PoolOptions();

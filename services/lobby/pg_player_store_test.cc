@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/auth/keys.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/storage/testing.h"
 #include "gmock/gmock.h"
@@ -39,7 +40,8 @@ class PgPlayerStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     storage::PgPoolOptions options = db_->PoolOptions();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/common/status_matchers.h"
 #include "courtpiece/storage/testing.h"
@@ -43,7 +44,8 @@ class PgRecordsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = std::move(*db);
     storage::PgPoolOptions options = db_->PoolOptions();

@@ -18,6 +18,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/testing.h"
 #include "services/lobby/pg_records_store.h"
 #include "services/lobby/records.h"
@@ -30,8 +31,9 @@ ABSL_FLAG(int, pool, 8, "Postgres connections");
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   using namespace courtpiece;
-  absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-      {.migrations = {{"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+  absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db =
+      storage::TestDatabase::Create({.migrations = {{"lobby", ::courtpiece::common::SourceDir() +
+                                                                  "/services/lobby/migrations"}}});
   if (!db.ok()) {
     std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
     return 2;

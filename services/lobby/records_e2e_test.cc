@@ -135,11 +135,13 @@ class RecordsE2eTest : public ::testing::Test {
 
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> wallet_db =
         storage::TestDatabase::Create(
-            {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"}}});
+            {.migrations = {
+                 {"wallet", ::courtpiece::common::SourceDir() + "/services/wallet/migrations"}}});
     ASSERT_TRUE(wallet_db.ok()) << wallet_db.status();
     wallet_db_ = *std::move(wallet_db);
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> lobby_db = storage::TestDatabase::Create(
-        {.migrations = {{"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"}}});
+        {.migrations = {
+             {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"}}});
     ASSERT_TRUE(lobby_db.ok()) << lobby_db.status();
     lobby_db_ = *std::move(lobby_db);
 

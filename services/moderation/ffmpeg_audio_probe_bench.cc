@@ -5,13 +5,14 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
+#include "courtpiece/common/process_testing.h"
 #include "services/moderation/ffmpeg_audio_probe.h"
 
 namespace courtpiece::moderation {
 namespace {
 
 void BM_Probe(benchmark::State& state, const char* file) {
-  const std::string path = std::string(COURTPIECE_PROBE_TESTDATA) + "/" + file;
+  const std::string path = common::SourceDir() + "/services/moderation/testdata" + "/" + file;
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const FfmpegAudioProbe probe;

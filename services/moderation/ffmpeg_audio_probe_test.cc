@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "courtpiece/common/process_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,7 +28,7 @@ using ::testing::StartsWith;
 constexpr int64_t kToleranceMs = 30;
 
 std::string ReadTestdata(const std::string& name) {
-  const std::string path = std::string(COURTPIECE_PROBE_TESTDATA) + "/" + name;
+  const std::string path = common::SourceDir() + "/services/moderation/testdata" + "/" + name;
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -153,7 +154,8 @@ TEST(FfmpegAudioProbeTest, AHeaderDeclaringMillionsOfSamplesIsRefusedWithoutTheM
   // under ASan) before av_max_alloc's 4 MiB cap. Now the header fails to open.
   const FfmpegAudioProbe probe;
   for (const char* file : {"mp4_trun_huge_sample_count", "mp4_huge_alloc_timeout"}) {
-    const std::string path = std::string(COURTPIECE_PROBE_TESTDATA) + "/../fuzz/repro/" + file;
+    const std::string path =
+        common::SourceDir() + "/services/moderation/testdata" + "/../fuzz/repro/" + file;
     std::ifstream in(path, std::ios::binary);
     ASSERT_TRUE(in.good()) << path;
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

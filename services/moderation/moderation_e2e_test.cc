@@ -64,7 +64,7 @@ int RedisDb() {
 
 std::string Testdata(const std::string& name) {
   const std::string path =
-      std::string(COURTPIECE_SOURCE_DIR) + "/services/moderation/testdata/" + name;
+      ::courtpiece::common::SourceDir() + "/services/moderation/testdata/" + name;
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -230,7 +230,8 @@ class ModerationE2eTest : public ::testing::Test {
     redis_ = std::make_unique<storage::RedisClient>(*ro);
     ASSERT_TRUE(redis_->Command({"FLUSHDB"}).ok());
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}});
+        {.migrations = {{"moderation",
+                         ::courtpiece::common::SourceDir() + "/services/moderation/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
 

@@ -19,6 +19,7 @@
 #include "services/moderation/fake_moderation_store.h"
 #include "services/moderation/moderation_store.h"
 #ifdef COURTPIECE_MODERATION_STORE_PG
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/testing.h"
 #include "services/moderation/pg_moderation_store.h"
 #endif
@@ -53,7 +54,8 @@ class PgHarness {
  public:
   bool Ready() {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}});
+        {.migrations = {{"moderation",
+                         ::courtpiece::common::SourceDir() + "/services/moderation/migrations"}}});
     EXPECT_TRUE(db.ok()) << db.status();
     if (!db.ok()) return false;
     db_ = *std::move(db);

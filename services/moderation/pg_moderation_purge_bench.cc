@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/testing.h"
 #include "services/moderation/pg_moderation_store.h"
 
@@ -96,7 +97,8 @@ double Percentile(std::vector<double> v, double p) {
 int Main() {
   const int64_t notes = absl::GetFlag(FLAGS_notes);
   absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-      {.migrations = {{"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}});
+      {.migrations = {
+           {"moderation", ::courtpiece::common::SourceDir() + "/services/moderation/migrations"}}});
   if (!db.ok()) return Fail(db.status(), "database");
   storage::PgPoolOptions options = (*db)->PoolOptions();
   options.size_max = std::max(absl::GetFlag(FLAGS_threads), 2);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/common/status_matchers.h"
 #include "courtpiece/storage/testing.h"
@@ -66,7 +67,8 @@ class PgModerationStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db = storage::TestDatabase::Create(
-        {.migrations = {{"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}});
+        {.migrations = {{"moderation",
+                         ::courtpiece::common::SourceDir() + "/services/moderation/migrations"}}});
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     storage::PgPoolOptions options = db_->PoolOptions();

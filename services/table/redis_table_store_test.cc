@@ -42,8 +42,9 @@ class ScriptRedis {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   bool Run(const std::string& command) {
-    const std::string line = absl::StrCat(COURTPIECE_SOURCE_DIR, "/deploy/local/redis.sh ", command,
-                                          " --port ", port_, " --dir ", dir_, " >/dev/null");
+    const std::string line =
+        absl::StrCat(::courtpiece::common::SourceDir(), "/deploy/local/redis.sh ", command,
+                     " --port ", port_, " --dir ", dir_, " >/dev/null");
     return !dir_.empty() && std::system(line.c_str()) == 0;
   }
   int port() const { return port_; }

@@ -1043,8 +1043,8 @@ class TableE2eRestartTest : public TableE2eTest {
   int Script(const std::string& script, const std::string& command, int port,
              const std::string& sub, const std::string& extra) {
     const std::string line =
-        absl::StrCat(COURTPIECE_SOURCE_DIR, "/deploy/local/", script, " ", command, " --port ",
-                     port, " --dir ", (dir_ / sub).string(), extra, " > /dev/null");
+        absl::StrCat(::courtpiece::common::SourceDir(), "/deploy/local/", script, " ", command,
+                     " --port ", port, " --dir ", (dir_ / sub).string(), extra, " > /dev/null");
     return std::system(line.c_str());
   }
 

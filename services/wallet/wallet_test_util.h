@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/storage/pg_pool.h"
 #include "courtpiece/storage/testing.h"
@@ -16,7 +17,8 @@ namespace courtpiece::wallet::testing {
 
 inline absl::StatusOr<std::unique_ptr<storage::TestDatabase>> CreateWalletDatabase() {
   return storage::TestDatabase::Create(
-      {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"}}});
+      {.migrations = {
+           {"wallet", ::courtpiece::common::SourceDir() + "/services/wallet/migrations"}}});
 }
 
 inline absl::Status Exec(storage::PgPool& pool, const std::string& sql,

@@ -64,10 +64,11 @@ absl::StatusOr<std::unique_ptr<Suite>> Suite::Start(SuiteOptions options) {
 }
 
 absl::Status Suite::RunScript(Server& server, const std::string& command) {
-  const std::string line = absl::StrCat(
-      COURTPIECE_SOURCE_DIR, "/deploy/local/", server.script, " ", command, " --port ", server.port,
-      " --dir ", server.dir, server.script == "postgres.sh" && command == "start" ? " --fast" : "",
-      " > ", server.dir, ".", command, ".log 2>&1");
+  const std::string line =
+      absl::StrCat(::courtpiece::common::SourceDir(), "/deploy/local/", server.script, " ", command,
+                   " --port ", server.port, " --dir ", server.dir,
+                   server.script == "postgres.sh" && command == "start" ? " --fast" : "", " > ",
+                   server.dir, ".", command, ".log 2>&1");
   const int status = std::system(line.c_str());
   if (status != 0) {
     return absl::InternalError(absl::StrCat(line, ": exit status ", status));
@@ -113,9 +114,10 @@ absl::Status Suite::Init() {
     if (!flushed.ok()) return flushed;
   }
   storage::TestDatabaseOptions db_options{
-      .migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/services/wallet/migrations"},
-                     {"lobby", COURTPIECE_SOURCE_DIR "/services/lobby/migrations"},
-                     {"moderation", COURTPIECE_SOURCE_DIR "/services/moderation/migrations"}}};
+      .migrations = {
+          {"wallet", ::courtpiece::common::SourceDir() + "/services/wallet/migrations"},
+          {"lobby", ::courtpiece::common::SourceDir() + "/services/lobby/migrations"},
+          {"moderation", ::courtpiece::common::SourceDir() + "/services/moderation/migrations"}}};
   absl::StatusOr<std::unique_ptr<storage::TestDatabase>> db =
       pg_admin_url.empty() ? storage::TestDatabase::Create(std::move(db_options))
                            : storage::TestDatabase::CreateOn(pg_admin_url, std::move(db_options));

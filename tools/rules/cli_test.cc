@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "courtpiece/common/process_testing.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "replay.h"
@@ -44,14 +45,14 @@ void StripMessages(Json& j) {
   }
 }
 
-const std::string kBin = COURTPIECE_RULES_BIN;
+const std::string kBin = courtpiece::common::BinDir() + "/courtpiece-rules";
 
 // A scratch file of this process: the ctest entries of this binary run side by side (and
 // other checkouts may run it at the same time), so names carry the process id.
 std::string TempFile(const std::string& name) {
   return ::testing::TempDir() + "/cli_test_" + std::to_string(getpid()) + "_" + name;
 }
-const std::string kData = COURTPIECE_RULES_TESTDATA;
+const std::string kData = courtpiece::common::SourceDir() + "/libs/rules/testdata";
 
 TEST(Cli, TestdataCases) {
   int cases = 0;

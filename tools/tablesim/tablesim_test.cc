@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/process_testing.h"
 #include "scenario.h"
 
 namespace courtpiece::tablesim {
@@ -34,8 +35,8 @@ RunResult RunBinary(const std::string& scenario) {
       std::filesystem::temp_directory_path() / ("tablesim_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "s.json", std::ios::binary) << scenario;
-  std::string cmd = std::string(TABLESIM_BIN) + " " + (dir / "s.json").string() + " >" +
-                    (dir / "out").string() + " 2>" + (dir / "err").string();
+  std::string cmd = (common::BinDir() + "/courtpiece-tablesim") + " " + (dir / "s.json").string() +
+                    " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   int raw = std::system(cmd.c_str());
   RunResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -108,7 +109,8 @@ TEST(TablesimBadScenario, NotJsonAndNotAFile) {
   RunResult r = RunBinary("{\"table\": ");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "courtpiece-tablesim: the scenario is not a JSON object\n");
-  int raw = std::system((std::string(TABLESIM_BIN) + " /nonexistent/x.json 2>/dev/null").c_str());
+  int raw = std::system(
+      ((common::BinDir() + "/courtpiece-tablesim") + " /nonexistent/x.json 2>/dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(raw), 2);
 }
 
@@ -156,7 +158,8 @@ TEST(ReadScenario, NamesTheBadField) {
 }
 
 TEST(ReadScenario, TheExamplesAreGood) {
-  for (const auto& e : std::filesystem::directory_iterator(TABLESIM_EXAMPLES)) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(common::SourceDir() + "/tools/tablesim/examples")) {
     EXPECT_EQ(Err(Slurp(e.path())), "OK") << e.path();
   }
 }

@@ -15,6 +15,8 @@ extern char** environ;
 
 namespace courtpiece::common {
 
+std::string SourceDir() { return COURTPIECE_SOURCE_DIR; }
+
 std::string BinDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path(); }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/pg_pool.h"
 #include "courtpiece/storage/testing.h"
 #include "gtest/gtest.h"
@@ -183,7 +184,8 @@ TEST_F(MigrationsTest, TestDatabaseAppliesMigrationDirs) {
 }
 
 int RunTool(const std::string& args, std::string* output) {
-  const std::string cmd = absl::StrCat(COURTPIECE_MIGRATE_BIN, " ", args, " 2>&1");
+  const std::string cmd =
+      absl::StrCat(common::BinDir() + "/courtpiece-migrate", " ", args, " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return -1;
   char buf[512];

@@ -1,5 +1,6 @@
-// Helpers for tests and tools that run real binaries: where the binaries are, a free
-// loopback port, spawning a process with extra environment, waiting for its exit.
+// Helpers for tests and tools that run real binaries: where the binaries and the source
+// tree are, a free loopback port, spawning a process with extra environment, waiting for
+// its exit.
 // Thread-safety: every function is safe from any thread.
 #ifndef COURTPIECE_COMMON_PROCESS_TESTING_H_
 #define COURTPIECE_COMMON_PROCESS_TESTING_H_
@@ -13,6 +14,11 @@ namespace courtpiece::common {
 
 // The directory of the running executable (build/bin: where the other binaries are).
 std::string BinDir();
+// The source tree this build was configured from (CMake's CMAKE_SOURCE_DIR, no trailing
+// '/'): for tests and tools that read migrations, scripts or test data from it. Only this
+// library's own small source is compiled with the path, so that a clone at another path
+// recompiles this file alone and the large test sources stay ccache hits.
+std::string SourceDir();
 // A TCP port on 127.0.0.1 that was free a moment ago: a random one in 20000..32767 (below
 // the kernel's ephemeral range, so no client socket takes it meanwhile) that could be
 // bound, else one the kernel picks. Another test may still take it before the caller binds

@@ -1,7 +1,7 @@
 // Integration-test helpers: a fresh database per test, a private Redis key prefix per test.
 //
 //   absl::StatusOr<std::unique_ptr<TestDatabase>> db = TestDatabase::Create(
-//       {.migrations = {{"wallet", COURTPIECE_SOURCE_DIR "/deploy/migrations/wallet"}}});
+//       {.migrations = {{"wallet", common::SourceDir() + "/services/wallet/migrations"}}});
 //   ASSERT_TRUE(db.ok()) << db.status();
 //   PgPool pool((*db)->PoolOptions());
 //
