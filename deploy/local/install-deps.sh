@@ -11,7 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev nlohmann-json3-dev
   libboost1.81-dev libsodium-dev libavformat-dev libavcodec-dev libavutil-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools
-  docker-compose python3 curl procps ccache
+  docker-compose python3 curl procps ccache mold
   chromium fonts-dejavu-core
 )
 
