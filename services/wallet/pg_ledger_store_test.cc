@@ -94,6 +94,43 @@ class PgLedgerTest : public ::testing::Test {
   std::unique_ptr<Ledger> ledger_;
 };
 
+// Migration 0004: apply_transfers never scans a whole table. On this fresh (small) ledger
+// PL/pgSQL's generic plans, used from a connection's sixth call on, would scan accounts and
+// transfers in full (and keep doing so as they grow). One transaction, so that
+// pg_stat_xact_user_tables counts exactly its own scans.
+TEST_F(PgLedgerTest, ApplyTransfersUsesNoSequentialScanPastItsFirstCalls) {
+  constexpr int kCalls = 12;  // past the five custom plans PL/pgSQL tries first
+  int64_t seq_scans = -1;
+  int64_t index_scans = -1;
+  absl::Status s = pool_->Run([&](storage::PgTransaction& tx) -> absl::Status {
+    for (int i = 0; i < kCalls; ++i) {
+      ASSIGN_OR_RETURN(
+          storage::PgRow row,
+          tx.ExecOneRow("SELECT count(*) FROM wallet.apply_transfers(ARRAY[$1::text], "
+                        "ARRAY['fp'], ARRAY[''], ARRAY[0::bigint], ARRAY[''], ARRAY[1, 1], "
+                        "ARRAY['player:alice', 'player:bob'], ARRAY[-1, 1]::bigint[], "
+                        "ARRAY[false, false])",
+                        {absl::StrCat("scan-", i)}));
+      ASSIGN_OR_RETURN(int64_t rows, row.Int64(0));
+      if (rows != 2) return absl::InternalError(absl::StrCat("call ", i, ": ", rows, " rows"));
+    }
+    ASSIGN_OR_RETURN(storage::PgRow scans,
+                     tx.ExecOneRow("SELECT coalesce(sum(seq_scan), 0)::bigint, "
+                                   "coalesce(sum(idx_scan), 0)::bigint "
+                                   "FROM pg_stat_xact_user_tables WHERE schemaname = 'wallet' "
+                                   "AND relname IN ('accounts', 'transfers', 'entries')"));
+    ASSIGN_OR_RETURN(seq_scans, scans.Int64(0));
+    ASSIGN_OR_RETURN(index_scans, scans.Int64(1));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(seq_scans, 0);
+  EXPECT_GT(index_scans, 0);  // the counters do count this transaction's scans
+  EXPECT_EQ(BalanceOf("player:alice"), 1000 - kCalls);
+  EXPECT_EQ(BalanceOf("player:bob"), 1000 + kCalls);
+  ExpectAuditOk();
+}
+
 // A statement timeout inside apply_transfer (bob's row is held by another transaction):
 // the client's status is DEADLINE_EXCEEDED with a fixed message (no SQL, no Postgres
 // text), the log line has the details, and nothing moved.
