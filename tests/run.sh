@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts a throwaway
-# PostgreSQL and Redis on loopback test ports, runs every test (unit + integration), the
-# sanitizer build (ASan+UBSan) of the unit tests (built beside ctest) and their run, the
-# web client's tests (unit, then a real browser against the real suite: tests/web_e2e.sh),
-# and stops the servers.
+# PostgreSQL and Redis on loopback test ports, runs every test (unit + integration) and,
+# beside them, the sanitizer build (ASan+UBSan) of the unit tests and their run and the web
+# client's build and unit tests; then the web client in a real browser against the real
+# suite (tests/web_e2e.sh); and stops the servers.
 #
 #   tests/run.sh                 everything (what CI runs)
 #   tests/run.sh --no-sanitizers skip the sanitizer pass (quicker local loop)
@@ -62,65 +62,78 @@ export COURTPIECE_TEST_PG_URL
 export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 
 # Most of the suite waits on game timers (turn times, count-ins, keeps) rather than on the
-# CPU (ctest -j2 took 13 min for 4.6 CPU-minutes), so ctest runs 2 jobs per core
-# (COURTPIECE_CTEST_JOBS), the longest tests first (their COST, cmake/CourtpieceTest.cmake),
-# while the sanitizer tree builds beside it at nice 19 (only the CPU the tests leave idle).
-# Then the sanitizer unit tests, then the web client. Running the browser tests and more
-# ctest jobs beside each other as well was measured (2026-12-02: 8 to 16 ctest jobs with the
-# browser tests beside them, 7 to 13 min) and failed one run in two on load alone: a bound
-# or a timing in another end-to-end test each time (docs: README "How long CI takes").
+# CPU (ctest -j4 used a third of the two cores), so ctest runs 4 jobs per core
+# (COURTPIECE_CTEST_JOBS), the longest tests first (their COST, cmake/CourtpieceTest.cmake).
+# Beside it, at nice 19 (only the CPU the tests leave idle), two lanes: the sanitizer tree's
+# build and then its unit tests (CPU-bound, no servers), and the web client's build and unit
+# tests. The browser tests run last, alone: beside ctest they failed on load before
+# (2026-12-02: the voice report's bound), as did ctest at 16 jobs (README "How long CI takes").
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
-asan_pid=""
+lane_pids=()
 stop_lanes() {
-  if [ -n "$asan_pid" ]; then kill -- "-$asan_pid" 2>/dev/null || kill "$asan_pid" 2>/dev/null || true; fi
+  local pid
+  for pid in "${lane_pids[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
   stop_servers
 }
 trap stop_lanes EXIT
 
-asan_build() {
+asan_lane() {
   # -O1 keeps assertions on (no NDEBUG) at a fraction of -O0's run time, and -g1 (line
   # tables only: sanitizer reports keep file:line) compiles much faster than -g; the heavy
-  # randomized tests run a tenth of their iterations here (full counts ran in ctest above).
+  # randomized tests run a tenth of their iterations here (full counts run in ctest).
   # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   # Only what `ctest -L unit` runs is built (courtpiece_unit_tests, cmake/CourtpieceTest.cmake):
-  # integration tests, benchmarks and service binaries compiled in the first tree already.
+  # integration tests, benchmarks and the service binaries compile in the first tree only.
   # Test sources compile at -O0 (COURTPIECE_TEST_CODE_FLAGS): under the sanitizers they cost
   # less than half as much as at -O1, and the code under test stays -O1.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
     -DCOURTPIECE_TEST_CODE_FLAGS=-O0 \
     -DCOURTPIECE_SANITIZE=address -DCOURTPIECE_PROTO_OUT="$root/build/gen" >/dev/null
-  nice -n 19 cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
-}
-if [ "$sanitizers" = 1 ]; then
-  set -m  # its own process group, so an early exit stops the whole build
-  asan_build >"$logs/asan-build.log" 2>&1 &
-  asan_pid=$!
-  set +m
-fi
-
-step "tests (unit + integration); beside them: the sanitizer tree's build at nice 19"
-ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 2 ))}
-ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
-
-if [ "$sanitizers" = 1 ]; then
-  step "sanitizer build (ASan+UBSan: the rest of it) and its unit tests"
-  asan_rc=0
-  wait "$asan_pid" || asan_rc=$?
-  asan_pid=""
-  if [ "$asan_rc" != 0 ]; then
-    cat "$logs/asan-build.log"
-    echo "tests/run.sh: the sanitizer build failed (exit $asan_rc)" >&2
-    exit 1
-  fi
-  tail -n 1 "$logs/asan-build.log"
+  cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
+  echo "== sanitizer unit tests ($(date -u +%H:%M:%S))"
   COURTPIECE_TEST_SCALE_DIVISOR=10 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 900
+}
+web_lane() {
+  cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent
+}
+# Starts `name` in its own process group at nice 19, output to $logs/name.log.
+start_lane() {
+  set -m  # its own process group, so an early exit stops all of it
+  nice -n 19 bash -c "set -euo pipefail; $(declare -f "$1"); root='$root'; jobs=$jobs; $1" \
+    >"$logs/$1.log" 2>&1 &
+  lane_pids+=($!)
+  set +m
+}
+# Waits for the lane started `index`-th; prints its log; fails the run if it failed.
+finish_lane() {
+  local name=$1 index=$2 rc=0
+  wait "${lane_pids[$index]}" || rc=$?
+  cat "$logs/$name.log"
+  if [ "$rc" != 0 ]; then
+    echo "tests/run.sh: $name failed (exit $rc)" >&2
+    exit 1
+  fi
+}
+
+step "tests (unit + integration); beside them at nice 19: the sanitizer build and unit tests, the web client's build and unit tests"
+if [ "$sanitizers" = 1 ]; then start_lane asan_lane; fi
+start_lane web_lane
+ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
+ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
+
+step "web client: its build and unit tests (beside ctest)"
+if [ "$sanitizers" = 1 ]; then
+  finish_lane web_lane 1
+  step "sanitizer build (ASan+UBSan) and its unit tests (beside ctest, then alone)"
+  finish_lane asan_lane 0
+else
+  finish_lane web_lane 0
 fi
 
-step "web client: build, unit tests, browser end to end against the real suite"
-(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent)
+step "web client: browser end to end against the real suite"
 ./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port" --no-web-build
 
 ccache_stats
