@@ -12,7 +12,8 @@
 # its own): 3 scripted player vs table, 4 gateway relay, 5 web e2e, 6 gateway e2e, 7..10
 # table e2e shards, 11 lobby records, 12 lobby directory, 13 lobby e2e, 14 moderation e2e
 # (and the lobby bench, run by hand), 15 the gateway load tool (by hand), 16..21 the system
-# test shards (tests/system); deploy/local/redis.sh starts Redis with 32 databases.
+# test shards (tests/system), 22 the gateway e2e's second shard; deploy/local/redis.sh starts
+# Redis with 32 databases.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
