@@ -60,3 +60,27 @@ function(courtpiece_test name)
     courtpiece_unit_test_binaries(${name})
   endif()
 endfunction()
+
+# courtpiece_test_shards(<binary> PREFIX <p> REDIS_DB_ENV <VAR> COVER_TEST <name>
+#                        TIMEOUT <s> COST <s> SHARDS "name:db:filter[:filter...]" ...)
+# A long integration binary as ctest entries that run side by side: one per shard, named
+# <p>_<name>, running <binary> with the shard's gtest filters and its own Redis database
+# number in the environment variable <VAR> (each suite flushes its own database; tests/run.sh
+# lists which numbers are taken). Plus the test <name> of COVER_TEST, which fails unless the
+# shards' filters select every test of the binary exactly once.
+function(courtpiece_test_shards binary)
+  cmake_parse_arguments(ARG "" "PREFIX;REDIS_DB_ENV;COVER_TEST;TIMEOUT;COST" "SHARDS" ${ARGN})
+  foreach(_shard ${ARG_SHARDS})
+    string(REPLACE ":" ";" _parts "${_shard}")
+    list(POP_FRONT _parts _name _db)
+    string(REPLACE ";" ":" _filter "${_parts}")
+    add_test(NAME ${ARG_PREFIX}_${_name} COMMAND ${binary} --gtest_filter=${_filter})
+    # COST: tests/run.sh starts the longest first.
+    set_tests_properties(${ARG_PREFIX}_${_name} PROPERTIES LABELS integration
+      TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST} ENVIRONMENT "${ARG_REDIS_DB_ENV}=${_db}")
+  endforeach()
+  add_test(NAME ${ARG_COVER_TEST}
+    COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${binary}> "-DSHARDS=${ARG_SHARDS}"
+      -P ${PROJECT_SOURCE_DIR}/cmake/test_shards_check.cmake)
+  set_tests_properties(${ARG_COVER_TEST} PROPERTIES LABELS integration TIMEOUT 60)
+endfunction()

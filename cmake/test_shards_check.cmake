@@ -1,5 +1,5 @@
-# Fails unless the gtest filters of the e2e shards select every test of the binary exactly
-# once. Args: -DBIN=<test binary> "-DSHARDS=name:db:filter[:filter...];..."
+# Fails unless the gtest filters of a binary's ctest shards (courtpiece_test_shards) select
+# every test of the binary exactly once. Args: -DBIN=<test binary> "-DSHARDS=name:db:filter[:filter...];..."
 execute_process(COMMAND ${BIN} --gtest_list_tests OUTPUT_VARIABLE all RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cannot list ${BIN}")
@@ -18,6 +18,6 @@ foreach(shard ${SHARDS})
   math(EXPR selected "${selected} + ${n}")
 endforeach()
 if(NOT selected EQUAL total)
-  message(FATAL_ERROR "the e2e shards select ${selected} tests, the binary has ${total}")
+  message(FATAL_ERROR "the shards select ${selected} tests, the binary has ${total}")
 endif()
-message(STATUS "e2e shards: ${selected} of ${total} tests, each once")
+message(STATUS "shards: ${selected} of ${total} tests, each once")
