@@ -47,8 +47,8 @@ if(COURTPIECE_CCACHE AND COURTPIECE_CCACHE_PROGRAM)
 endif()
 
 # mold, when installed (deploy/local/install-deps.sh installs it), links every binary: each
-# build links about 120 of them, most with gRPC and debug info, and GNU ld spent about a
-# minute of CPU on that in a build where ccache had every object.
+# build links about 120 of them, most with gRPC and debug info (relinking all of them on 2
+# cores: 17.5 s with GNU ld, 13.9 s with mold).
 option(COURTPIECE_MOLD "Link with mold when it is installed" ON)
 find_program(COURTPIECE_MOLD_PROGRAM mold)
 if(COURTPIECE_MOLD AND COURTPIECE_MOLD_PROGRAM)

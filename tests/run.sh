@@ -71,10 +71,10 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 # (2026-12-02: the voice report's bound), as did ctest at 16 jobs (README "How long CI takes").
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
-lane_pids=()
+declare -A lane_pid=()  # lane name -> pid of its process group
 stop_lanes() {
   local pid
-  for pid in "${lane_pids[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  for pid in "${lane_pid[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
   stop_servers
 }
 trap stop_lanes EXIT
@@ -105,13 +105,14 @@ start_lane() {
   set -m  # its own process group, so an early exit stops all of it
   nice -n 19 bash -c "set -euo pipefail; $(declare -f "$1"); root='$root'; jobs=$jobs; $1" \
     >"$logs/$1.log" 2>&1 &
-  lane_pids+=($!)
+  lane_pid[$1]=$!
   set +m
 }
-# Waits for the lane started `index`-th; prints its log; fails the run if it failed.
+# Waits for lane `name`; prints its log; fails the run if it failed.
 finish_lane() {
-  local name=$1 index=$2 rc=0
-  wait "${lane_pids[$index]}" || rc=$?
+  local name=$1 rc=0
+  wait "${lane_pid[$name]}" || rc=$?
+  unset "lane_pid[$name]"
   cat "$logs/$name.log"
   if [ "$rc" != 0 ]; then
     echo "tests/run.sh: $name failed (exit $rc)" >&2
@@ -126,12 +127,10 @@ ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
 ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
 
 step "web client: its build and unit tests (beside ctest)"
+finish_lane web_lane
 if [ "$sanitizers" = 1 ]; then
-  finish_lane web_lane 1
   step "sanitizer build (ASan+UBSan) and its unit tests (beside ctest, then alone)"
-  finish_lane asan_lane 0
-else
-  finish_lane web_lane 0
+  finish_lane asan_lane
 fi
 
 step "web client: browser end to end against the real suite"

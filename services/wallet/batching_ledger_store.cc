@@ -115,7 +115,8 @@ bool BatchingLedgerStore::IsNextLeader(const Waiter& self) const {
   return false;
 }
 
-void BatchingLedgerStore::WakeNextLeader() {
+void BatchingLedgerStore::WakeLeaders() {
+  for (Waiter* leader : gathering_) leader->wake.notify_one();
   if (in_flight_ >= options_.batches_in_flight_max) return;
   for (Waiter* w : queue_) {
     if (!w->leading) {
@@ -126,8 +127,7 @@ void BatchingLedgerStore::WakeNextLeader() {
 }
 
 void BatchingLedgerStore::QueueChanged() {
-  for (Waiter* leader : gathering_) leader->wake.notify_one();
-  WakeNextLeader();
+  WakeLeaders();
   queue_changed_for_test_.notify_all();
 }
 
@@ -235,7 +235,7 @@ bool BatchingLedgerStore::Lead(std::unique_lock<std::mutex>& lock, Waiter& self)
   }
   self.leading = false;
   --in_flight_;
-  WakeNextLeader();  // its accounts are free again, and one more batch may be in flight
+  WakeLeaders();  // its accounts are free again, and one more batch may be in flight
   return true;
 }
 

@@ -100,10 +100,11 @@ class BatchingLedgerStore final : public LedgerStore {
   };
   // The first queued waiter not already leading leads the next batch.
   bool IsNextLeader(const Waiter& self) const /* requires mu_ */;
-  // Wakes the waiter that would lead the next batch, if another batch may be in flight.
-  void WakeNextLeader() /* requires mu_ */;
-  // After the queue changed: wakes the leaders gathering transfers, the next leader and
-  // WaitUntilQueuedForTest.
+  // After what a batch may take changed (the queue, the accounts in flight, the number of
+  // batches in flight): wakes the leaders gathering transfers for wait_max and the waiter
+  // that would lead the next batch, if another batch may be in flight.
+  void WakeLeaders() /* requires mu_ */;
+  // After the queue changed: WakeLeaders, and WaitUntilQueuedForTest.
   void QueueChanged() /* requires mu_ */;
   // The lowest-numbered house shard no batch in flight holds; "" if none (or no shards).
   std::string FreeHouseShard() const /* requires mu_ */;

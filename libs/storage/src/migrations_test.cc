@@ -184,8 +184,7 @@ TEST_F(MigrationsTest, TestDatabaseAppliesMigrationDirs) {
 }
 
 int RunTool(const std::string& args, std::string* output) {
-  const std::string cmd =
-      absl::StrCat(common::BinDir() + "/courtpiece-migrate", " ", args, " 2>&1");
+  const std::string cmd = absl::StrCat(common::BinDir(), "/courtpiece-migrate ", args, " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return -1;
   char buf[512];
