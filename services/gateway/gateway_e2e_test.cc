@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -147,6 +148,7 @@ class GatewayE2eTest : public ::testing::Test {
       kill(pid, SIGTERM);
       EXPECT_EQ(common::WaitExit(pid), 0);
     }
+    if (!web_root_.empty()) std::filesystem::remove_all(web_root_);
   }
 
   void StartTable(int i) {
@@ -205,6 +207,7 @@ class GatewayE2eTest : public ::testing::Test {
   // A web root with an index page and one hashed asset.
   std::string WebRoot() {
     const std::string root = absl::StrCat(::testing::TempDir(), "/gateway_e2e_web_", getpid());
+    web_root_ = root;  // removed by TearDown
     std::system(absl::StrCat("mkdir -p ", root, "/assets").c_str());
     std::ofstream(root + "/index.html") << "<!doctype html><title>Court Piece</title>";
     std::ofstream(root + "/assets/app-1a2b3c.js") << "console.log('court piece');";
@@ -429,6 +432,7 @@ class GatewayE2eTest : public ::testing::Test {
   std::unique_ptr<storage::TestDatabase> db_;
   std::unique_ptr<FakeReceivers> moderation_;
   pid_t wallet_pid_ = -1, lobby_pid_ = -1, gateway_pid_ = -1;
+  std::string web_root_;  // WebRoot(): a scratch directory, removed by TearDown
   std::vector<pid_t> table_pids_;
   std::vector<std::string> table_addrs_;
   const auth::SigningKey key_ = auth::SigningKey::Generate("e2e");

@@ -222,6 +222,7 @@ class LobbyE2eTest : public ::testing::Test {
       s << in.rdbuf();
       *out = s.str();
     }
+    unlink(path.c_str());
     return WEXITSTATUS(rc);
   }
 

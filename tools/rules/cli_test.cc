@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "courtpiece/common/process_testing.h"
 #include "gtest/gtest.h"
@@ -48,10 +49,29 @@ void StripMessages(Json& j) {
 const std::string kBin = courtpiece::common::BinDir() + "/courtpiece-rules";
 
 // A scratch file of this process: the ctest entries of this binary run side by side (and
-// other checkouts may run it at the same time), so names carry the process id.
-std::string TempFile(const std::string& name) {
-  return ::testing::TempDir() + "/cli_test_" + std::to_string(getpid()) + "_" + name;
+// other checkouts may run it at the same time), so names carry the process id. Every name
+// handed out is removed when the test program ends (ScratchFiles below), whatever failed.
+std::vector<std::string>& ScratchPaths() {
+  static std::vector<std::string> paths;
+  return paths;
 }
+std::string TempFile(const std::string& name) {
+  std::string path = ::testing::TempDir() + "/cli_test_" + std::to_string(getpid()) + "_" + name;
+  if (std::find(ScratchPaths().begin(), ScratchPaths().end(), path) == ScratchPaths().end()) {
+    ScratchPaths().push_back(path);
+  }
+  return path;
+}
+class ScratchFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const std::string& path : ScratchPaths()) {
+      std::error_code ignored;
+      fs::remove(path, ignored);
+    }
+  }
+};
+const auto* const kScratchFiles = ::testing::AddGlobalTestEnvironment(new ScratchFiles);
 const std::string kData = courtpiece::common::SourceDir() + "/libs/rules/testdata";
 
 TEST(Cli, TestdataCases) {

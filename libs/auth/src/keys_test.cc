@@ -1,5 +1,6 @@
 #include "courtpiece/auth/keys.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -90,6 +91,7 @@ TEST(ReadEnvOrFileTest, ValueFileOrNeitherButNotBoth) {
   unsetenv("CP_AUTH_TEST");
   EXPECT_EQ(ReadEnvOrFile("CP_AUTH_TEST").status().code(), absl::StatusCode::kInvalidArgument);
   unsetenv("CP_AUTH_TEST_FILE");
+  std::remove(path.c_str());
 }
 
 TEST(SecretHashTest, DependsOnPurposeAndSecret) {

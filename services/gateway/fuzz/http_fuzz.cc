@@ -127,6 +127,11 @@ class OpenConnections final : public GatewayMetrics {
   std::atomic<int64_t> open_{0};
 };
 
+std::filesystem::path& WebRootToRemove() {
+  static std::filesystem::path* path = new std::filesystem::path();
+  return *path;
+}
+
 struct World {
   RealClock clock;
   auth::SigningKey key = auth::SigningKey::Generate("fz");
@@ -144,6 +149,11 @@ struct World {
   World() {
     const std::filesystem::path root =
         std::filesystem::temp_directory_path() / ("gw-http-fuzz-" + std::to_string(::getpid()));
+    WebRootToRemove() = root;
+    std::atexit([] {  // the web root goes with the process (the server is never destroyed)
+      std::error_code ignored;
+      std::filesystem::remove_all(WebRootToRemove(), ignored);
+    });
     std::filesystem::create_directories(root / "assets");
     std::ofstream(root / "index.html") << "<!doctype html>";
     std::ofstream(root / "assets" / "a.js") << "1";
