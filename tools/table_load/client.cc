@@ -87,6 +87,10 @@ struct TableState {
   bool failover_answered = false;
   bool mid_round_at_kill = false;
   Clock::time_point killed_at;
+  // From the events: true from `round_over` or `count_in` until the next `hand`.
+  bool between_rounds = true;
+  // A `timeout` event arrived while awaiting failover.
+  bool timeout_in_failover = false;
 };
 
 // A Play stream of one player. Deletes itself in OnDone.
@@ -182,8 +186,8 @@ void PlayStream::Handle(const tv::PlayResponse& message) {
         SendLocked(Command(p, "join"));
       }
       if (table_->stage == TableState::Stage::kJoining &&
-          table_->joins_ok == client_->options().people - 1 &&
-          !table_->start_sent && table_->players[0].opened && table_->players[0].stream) {
+          table_->joins_ok == client_->options().people - 1 && !table_->start_sent &&
+          table_->players[0].opened && table_->players[0].stream) {
         table_->start_sent = true;
         table_->players[0].stream->SendLocked(Command(table_->players[0], "start_now"));
       }
@@ -207,7 +211,10 @@ void PlayStream::Handle(const tv::PlayResponse& message) {
 
 void PlayStream::HandleEvent(Player& p, const tv::TableEvent& e) {
   const std::string& type = e.type();
+  if (type == "round_over" || type == "count_in") table_->between_rounds = true;
+  if (type == "timeout" && table_->awaiting_failover) table_->timeout_in_failover = true;
   if (type == "hand") {
+    table_->between_rounds = false;
     p.seat = e.seat();
     p.hand.assign(e.cards().begin(), e.cards().end());
     p.first_five = e.detail() == "first_five";
@@ -272,7 +279,12 @@ void PlayStream::HandleResult(const tv::CommandResult& r) {
         t.awaiting_failover = false;
         const int64_t since_kill = MicrosSince(t.killed_at);
         stats.failover_accepted.Add(since_kill);
-        if (t.mid_round_at_kill) stats.failover_accepted_mid_round.Add(since_kill);
+        if (t.mid_round_at_kill) {
+          stats.failover_accepted_mid_round.Add(since_kill);
+        } else {
+          stats.failover_accepted_between_rounds.Add(since_kill);
+        }
+        if (t.timeout_in_failover) stats.failover_accepted_after_timeout.Add(since_kill);
       }
     }
     return;
@@ -649,8 +661,9 @@ void LoadClient::MarkKill(int victim, Clock::time_point killed_at) {
     t->awaiting_failover = true;
     t->failover_answered = false;
     t->killed_at = killed_at;
-    t->mid_round_at_kill = std::any_of(t->players.begin(), t->players.end(),
-                                       [](const Player& p) { return !p.hand.empty(); });
+    // Not "someone holds cards": a classic round ends at 7 tricks with cards in hand.
+    t->mid_round_at_kill = !t->between_rounds;
+    t->timeout_in_failover = false;
   }
 }
 

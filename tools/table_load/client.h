@@ -55,6 +55,10 @@ struct LoadStats {
   Samples command_latency;  // every command -> its result, microseconds
   Samples setup_latency;    // join / start_now
   Samples failover_answered, failover_accepted, failover_accepted_mid_round;
+  // The first accepted move of tables that were between rounds at the kill (round over,
+  // count-in or stake: no move can be accepted before the next deal), and of tables where a
+  // turn timed out between the kill and that move (played for the seat on adoption).
+  Samples failover_accepted_between_rounds, failover_accepted_after_timeout;
   Counts rejected;                       // move candidates refused, by code
   Counts stream_ends;                    // streams ended by the server, by code
   Counts notices;                        // Notice messages by type

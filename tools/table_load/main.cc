@@ -173,9 +173,9 @@ Reading Read(const std::vector<Instance>& instances, storage::RedisClient* redis
       r.commands += SumMetric(*m, "courtpiece_table_commands_total");
       for (const char* outcome : {"searched", "late", "pool_full"}) {
         for (const char* level : {"normal", "strong"}) {
-          r.bot_moves[outcome] += SumMetric(
-              *m, absl::StrCat("courtpiece_table_bot_moves_total{level=\"", level,
-                               "\",outcome=\"", outcome, "\"}"));
+          r.bot_moves[outcome] +=
+              SumMetric(*m, absl::StrCat("courtpiece_table_bot_moves_total{level=\"", level,
+                                         "\",outcome=\"", outcome, "\"}"));
         }
       }
       r.bot_jobs_expired += SumMetric(*m, "courtpiece_table_bot_jobs{state=\"expired\"}");
@@ -420,7 +420,8 @@ int Run() {
               << std::flush;
     if (client->ready() < tables) exit_code = 1;
     std::this_thread::sleep_for(std::chrono::seconds(absl::GetFlag(FLAGS_warmup_seconds)));
-    std::array<std::vector<int64_t>, 3> totals;  // answered, accepted, accepted mid-round
+    // answered, accepted, accepted: mid-round / between rounds / after a timeout
+    std::array<std::vector<int64_t>, 5> totals;
     int missed = 0;
     for (int k = 1; k <= absl::GetFlag(FLAGS_kills); ++k) {
       // Steady: every table's four streams open again (on its owner), then a second of play.
@@ -447,9 +448,13 @@ int Run() {
       std::vector<int64_t> answered = st.failover_answered.TakeRaw();
       std::vector<int64_t> accepted = st.failover_accepted.TakeRaw();
       std::vector<int64_t> mid = st.failover_accepted_mid_round.TakeRaw();
+      std::vector<int64_t> between = st.failover_accepted_between_rounds.TakeRaw();
+      std::vector<int64_t> after_timeout = st.failover_accepted_after_timeout.TakeRaw();
       totals[0].insert(totals[0].end(), answered.begin(), answered.end());
       totals[1].insert(totals[1].end(), accepted.begin(), accepted.end());
       totals[2].insert(totals[2].end(), mid.begin(), mid.end());
+      totals[3].insert(totals[3].end(), between.begin(), between.end());
+      totals[4].insert(totals[4].end(), after_timeout.begin(), after_timeout.end());
       const Samples::Summary a = Summarize(answered), c = Summarize(accepted), m = Summarize(mid);
       std::cout << absl::StrFormat(
                        "kill %d: victim %s steady=%d answered n=%d p50=%.0fms p99=%.0fms "
@@ -471,10 +476,12 @@ int Run() {
     }
     const char* names[] = {"first command answered by the new owner",
                            "first command accepted by the new owner",
-                           "first accepted, tables mid-round at the kill"};
+                           "first accepted, tables mid-round at the kill",
+                           "first accepted, tables between rounds at the kill",
+                           "first accepted, a turn timed out during the failover"};
     std::cout << "failover totals over " << absl::GetFlag(FLAGS_kills)
               << " kills (from kill -9):\n";
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 5; ++i) {
       const Samples::Summary s = Summarize(std::move(totals[i]));
       std::cout << absl::StrFormat("  %s: n=%d p50=%.0fms p90=%.0fms p99=%.0fms max=%.0fms\n",
                                    names[i], s.count, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
