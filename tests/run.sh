@@ -67,8 +67,9 @@ export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
 # (COURTPIECE_CTEST_JOBS), the longest tests first (their COST, cmake/CourtpieceTest.cmake).
 # Beside it, at nice 19 (only the CPU the tests leave idle), two lanes: the sanitizer tree's
 # build and then its unit tests (CPU-bound, no servers), and the web client's build and unit
-# tests. The browser tests run last, alone: beside ctest they failed on load before
-# (2026-12-02: the voice report's bound), as did ctest at 16 jobs (README "How long CI takes").
+# tests. The browser tests run after ctest, beside only what is left of the nice-19 lanes:
+# beside ctest they failed on load before (2026-12-02: the voice report's bound), as did
+# ctest at 16 jobs (README "How long CI takes").
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
 declare -A lane_pid=()  # lane name -> pid of its process group
@@ -128,13 +129,16 @@ ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
 
 step "web client: its build and unit tests (beside ctest)"
 finish_lane web_lane
-if [ "$sanitizers" = 1 ]; then
-  step "sanitizer build (ASan+UBSan) and its unit tests (beside ctest, then alone)"
-  finish_lane asan_lane
-fi
 
+# The sanitizer lane may still be running its unit tests; at nice 19 it takes only the CPU
+# the browsers leave, so they do not wait for it (it ended 16..50 s after ctest).
 step "web client: browser end to end against the real suite"
 ./tests/web_e2e.sh --pg "127.0.0.1:$pg_port" --redis "127.0.0.1:$redis_port" --no-web-build
+
+if [ "$sanitizers" = 1 ]; then
+  step "sanitizer build (ASan+UBSan) and its unit tests (beside ctest and the browsers)"
+  finish_lane asan_lane
+fi
 
 ccache_stats
 step "all tests passed"
