@@ -1,5 +1,6 @@
 #include "services/gateway/ws_session.h"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
 #include <utility>
 
@@ -247,11 +248,21 @@ void WsSession::CloseNow(uint16_t code, const std::string& reason) {
     queue_.clear();
   }
   open_timer_.cancel();
-  // A peer that reads nothing never lets a pending write (nor the close behind it) finish:
-  // cut the socket after the handshake timeout.
-  close_timer_.expires_after(absl::ToChronoNanoseconds(options_.handshake_timeout));
+  // After `close_timeout`, whatever happens, the socket is cut and our close cancelled.
+  // Two waits only the timer ends: a peer that reads nothing never lets a pending write
+  // (nor the close behind it) finish; and in Beast (Boost 1.81) our close, once its frame
+  // is out, holds the write lock while it waits for the read lock, so a read of ours that
+  // meets a protocol error meanwhile (it needs the write lock to send close 1002) waits for
+  // the close, which waits for it. Neither has I/O on the socket, so cutting the socket
+  // wakes neither: the cancellation wakes the close (Beast then shuts down at once), whose
+  // completion frees the write lock for the read, which then fails too. Found by
+  // fuzz/http_fuzz.cc: the corpus inputs ws-close-then-protocol-error-{1,2,3}; without the
+  // cancellation the session (and its connection slot) were never released.
+  close_timer_.expires_after(absl::ToChronoNanoseconds(options_.close_timeout));
   close_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec) beast::get_lowest_layer(self->ws_).close();
+    if (ec) return;
+    beast::get_lowest_layer(self->ws_).close();
+    self->close_cancel_.emit(net::cancellation_type::terminal);
   });
   websocket::close_reason close_reason;
   close_reason.code = code;
@@ -264,11 +275,14 @@ void WsSession::CloseNow(uint16_t code, const std::string& reason) {
 }
 
 void WsSession::StartClose(const websocket::close_reason& close_reason) {
-  ws_.async_close(close_reason, [self = shared_from_this()](beast::error_code) {
-    // Done (the peer answered, hung up, or the timer cut the socket): Beast tore the
-    // connection down.
-    self->Gone();
-  });
+  ws_.async_close(close_reason,
+                  net::bind_cancellation_slot(close_cancel_.slot(),
+                                              [self = shared_from_this()](beast::error_code) {
+                                                // Done (the peer answered, hung up, or the timer
+                                                // cut the socket and cancelled us): the connection
+                                                // is down.
+                                                self->Gone();
+                                              }));
 }
 
 void WsSession::Gone() {

@@ -9,12 +9,15 @@
 //     JSON PlayRequest (bad JSON -> 4003 with the parser's message);
 //   - the relay's messages wait in a queue of at most `send_queue_max` (full -> 4008 "slow
 //     reader"); Finish(status) closes after the queue with 1000 (OK) or 4000 + the code;
-//   - Drain() closes with 1001 "server going away".
+//   - Drain() closes with 1001 "server going away";
+//   - once the session decides to close, the connection is gone within `close_timeout`
+//     (2 s) whatever the peer does.
 // Thread-safety: the session runs on its socket's strand; the sink it hands to the relay
 // may be called from any thread; Drain may be called from any thread.
 #ifndef COURTPIECE_SERVICES_GATEWAY_WS_SESSION_H_
 #define COURTPIECE_SERVICES_GATEWAY_WS_SESSION_H_
 
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -43,6 +46,10 @@ struct WsOptions {
   absl::Duration handshake_timeout = absl::Seconds(10);
   absl::Duration idle_timeout = absl::Seconds(60);  // Beast pings at half of it
   absl::Duration open_timeout = absl::Seconds(10);  // the first frame
+  // From our decision to close to the socket cut, whatever the peer does: our close frame
+  // is out by then unless the peer reads nothing (the write before it blocks), and the
+  // peer's answer is not awaited longer. It also ends a wait in Beast (ws_session.cc).
+  absl::Duration close_timeout = absl::Seconds(2);
 };
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
@@ -96,6 +103,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   boost::beast::flat_buffer buffer_;
   boost::asio::steady_timer open_timer_;
   boost::asio::steady_timer close_timer_;
+  // Bound to our async_close: the close timer cuts the socket and emits it, which wakes a
+  // close that waits on Beast's read lock (ws_session.cc, CloseNow).
+  boost::asio::cancellation_signal close_cancel_;
   std::shared_ptr<Sink> sink_;
   std::shared_ptr<PlayConnection> conn_;
   std::string out_;  // the frame being written
