@@ -1,7 +1,9 @@
 #include "services/gateway/ws_session.h"
 
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,7 +17,10 @@ namespace websocket = boost::beast::websocket;
 
 namespace {
 constexpr std::string_view kKind = "websocket";
+std::atomic<int64_t> g_live_sessions{0};
 }  // namespace
+
+int64_t WsSession::Live() { return g_live_sessions.load(); }
 
 class WsSession::Sink final : public ClientSink {
  public:
@@ -44,9 +49,12 @@ WsSession::WsSession(net::ip::tcp::socket socket, std::string peer, std::string 
       metrics_(metrics),
       ticket_(std::move(ticket)),
       open_timer_(ws_.get_executor()),
-      close_timer_(ws_.get_executor()) {}
+      close_timer_(ws_.get_executor()) {
+  g_live_sessions.fetch_add(1);
+}
 
 WsSession::~WsSession() {
+  g_live_sessions.fetch_sub(1);
   if (!gone_) {
     if (conn_ != nullptr) conn_->OnClientGone();
     if (started_) metrics_->ConnectionClosed(kKind);
@@ -96,7 +104,9 @@ void WsSession::OnAccept(beast::error_code ec) {
 
 void WsSession::ReadNext() {
   if (gone_) return;
-  ws_.async_read(buffer_, beast::bind_front_handler(&WsSession::OnRead, shared_from_this()));
+  ws_.async_read(buffer_, net::bind_cancellation_slot(
+                              read_cancel_.slot(),
+                              beast::bind_front_handler(&WsSession::OnRead, shared_from_this())));
 }
 
 void WsSession::OnRead(beast::error_code ec, size_t /*bytes*/) {
@@ -248,21 +258,23 @@ void WsSession::CloseNow(uint16_t code, const std::string& reason) {
     queue_.clear();
   }
   open_timer_.cancel();
-  // After `close_timeout`, whatever happens, the socket is cut and our close cancelled.
-  // Two waits only the timer ends: a peer that reads nothing never lets a pending write
-  // (nor the close behind it) finish; and in Beast (Boost 1.81) our close, once its frame
-  // is out, holds the write lock while it waits for the read lock, so a read of ours that
-  // meets a protocol error meanwhile (it needs the write lock to send close 1002) waits for
-  // the close, which waits for it. Neither has I/O on the socket, so cutting the socket
-  // wakes neither: the cancellation wakes the close (Beast then shuts down at once), whose
-  // completion frees the write lock for the read, which then fails too. Found by
-  // fuzz/http_fuzz.cc: the corpus inputs ws-close-then-protocol-error-{1,2,3}; without the
-  // cancellation the session (and its connection slot) were never released.
+  // After `close_timeout`, whatever happens, the socket is cut and our close and our read
+  // cancelled. Two waits only the timer ends: a peer that reads nothing never lets a
+  // pending write (nor the close behind it) finish; and in Beast (Boost 1.81) our close,
+  // once its frame is out, holds the write lock while it waits for the read lock, so a read
+  // of ours that meets a protocol error meanwhile (it needs the write lock to send close
+  // 1002) waits for the close, which waits for it. Neither has I/O on the socket, so
+  // cutting the socket wakes neither. Cancelled, the close shuts the stream down and
+  // completes without freeing its locks, so the read must be cancelled too: each then
+  // completes with operation_aborted, and their handlers (which hold the session) go.
+  // Found by fuzz/http_fuzz.cc: the corpus inputs ws-close-then-protocol-error-{1,2,3};
+  // without the cancellations the session and its connection slot were never released.
   close_timer_.expires_after(absl::ToChronoNanoseconds(options_.close_timeout));
   close_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec) return;
     beast::get_lowest_layer(self->ws_).close();
     self->close_cancel_.emit(net::cancellation_type::terminal);
+    self->read_cancel_.emit(net::cancellation_type::terminal);
   });
   websocket::close_reason close_reason;
   close_reason.code = code;

@@ -23,6 +23,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   // Closes with 1001 "server going away" (after what is queued).
   void Drain();
 
+  // Sessions alive in this process (constructed, not yet destroyed): tests check that a
+  // session ends, not only its connection count.
+  static int64_t Live();
+
  private:
   class Sink;
   friend class Sink;
@@ -103,9 +108,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   boost::beast::flat_buffer buffer_;
   boost::asio::steady_timer open_timer_;
   boost::asio::steady_timer close_timer_;
-  // Bound to our async_close: the close timer cuts the socket and emits it, which wakes a
-  // close that waits on Beast's read lock (ws_session.cc, CloseNow).
+  // Bound to our async_close and to our reads: the close timer cuts the socket and emits
+  // both, which wakes a close and a read that wait on each other inside Beast
+  // (ws_session.cc, CloseNow).
   boost::asio::cancellation_signal close_cancel_;
+  boost::asio::cancellation_signal read_cancel_;
   std::shared_ptr<Sink> sink_;
   std::shared_ptr<PlayConnection> conn_;
   std::string out_;  // the frame being written

@@ -34,6 +34,7 @@
 #include "services/gateway/gateway_metrics.h"
 #include "services/gateway/http_server.h"
 #include "services/gateway/token_gate.h"
+#include "services/gateway/ws_session.h"
 
 namespace courtpiece::gateway {
 namespace {
@@ -304,6 +305,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (world.metrics.open() > 0) {
     std::fprintf(stderr, "the server still holds %lld connection(s) after the client left\n",
                  static_cast<long long>(world.metrics.open()));
+    std::abort();
+  }
+  // And the session itself must be gone (a session can release its slot and still be held
+  // by an operation that never completes).
+  while (WsSession::Live() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (WsSession::Live() > 0) {
+    std::fprintf(stderr, "%lld WebSocket session(s) still alive after the client left\n",
+                 static_cast<long long>(WsSession::Live()));
     std::abort();
   }
   return 0;
