@@ -22,20 +22,18 @@
 # ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code fully; the code under test stays
 # -O1. courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
-# Its default in optimized trees (RelWithDebInfo, Release) is -O1: test bodies compile in
-# about two thirds of the time they take at -O2 (table_test.cc 12.0 s against 8.2 s) and run
-# little of the CPU-bound work themselves; in Debug trees it is empty.
-if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release)$")
-  set(courtpiece_test_code_flags_default -O1)
-else()
-  set(courtpiece_test_code_flags_default "")
-endif()
-set(COURTPIECE_TEST_CODE_FLAGS "${courtpiece_test_code_flags_default}" CACHE STRING
-  "Extra compile options (a ;-list) for test sources only, e.g. -O0 (tests/run.sh's ASan tree)")
+# Its default, AUTO, is -O1 in the optimized configurations (RelWithDebInfo, Release) and
+# nothing in others: test bodies compile in about two thirds of the time they take at -O2
+# (table_test.cc 12.0 s against 8.2 s) and run little of the CPU-bound work themselves.
+set(COURTPIECE_TEST_CODE_FLAGS AUTO CACHE STRING
+  "Extra compile options (a ;-list) for test sources only, e.g. -O0 (tests/run.sh's ASan \
+tree); AUTO: -O1 in RelWithDebInfo and Release")
 add_custom_target(courtpiece_unit_tests)
 
 function(courtpiece_test_code target)
-  if(COURTPIECE_TEST_CODE_FLAGS)
+  if(COURTPIECE_TEST_CODE_FLAGS STREQUAL "AUTO")
+    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
+  elseif(COURTPIECE_TEST_CODE_FLAGS)
     target_compile_options(${target} PRIVATE ${COURTPIECE_TEST_CODE_FLAGS})
   endif()
 endfunction()

@@ -74,8 +74,14 @@ logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
 declare -A lane_pid=()  # lane name -> pid of its process group
 stop_lanes() {
-  local pid
-  for pid in "${lane_pid[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  local name pid
+  for name in "${!lane_pid[@]}"; do
+    pid=${lane_pid[$name]}
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    # The run failed elsewhere first: show how far this lane got.
+    echo "== $name stopped; the end of its log:"
+    tail -n 40 "$logs/$name.log" 2>/dev/null || true
+  done
   stop_servers
 }
 trap stop_lanes EXIT
