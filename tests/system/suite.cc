@@ -8,6 +8,7 @@
 #include <fstream>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -57,10 +58,17 @@ absl::StatusOr<std::unique_ptr<Suite>> Suite::Start(SuiteOptions options) {
     return absl::InvalidArgumentError(
         "the system tests' Redis database must be 0..31 (deploy/local/redis.sh starts 32)");
   }
-  std::unique_ptr<Suite> suite(new Suite(std::move(options)));
-  absl::Status s = suite->Init();
-  if (!s.ok()) return s;
-  return suite;
+  // Ports are picked before the processes bind them (common::FreeLoopbackPort), so a test
+  // running beside this one may take one first: Launch then says UNAVAILABLE, and the whole
+  // suite starts again on new ports (at most 3 times).
+  absl::Status s;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::unique_ptr<Suite> suite(new Suite(options));
+    s = suite->Init();
+    if (s.ok()) return suite;
+    if (s.code() != absl::StatusCode::kUnavailable) return s;
+  }
+  return s;
 }
 
 absl::Status Suite::RunScript(Server& server, const std::string& command) {
@@ -234,6 +242,18 @@ absl::Status Suite::Launch(const std::string& name, Process& p) {
     return absl::DeadlineExceededError(absl::StrCat(name, " (", p.binary, " at ", p.address,
                                                     ") did not serve within ",
                                                     absl::FormatDuration(options_.serve_timeout)));
+  }
+  // What answered must be the process just started: another test's server that took the
+  // port first answers health too (seen: the lobby could not listen, and the calls meant
+  // for it got UNIMPLEMENTED from another test's service).
+  int port = 0;
+  if (!absl::SimpleAtoi(p.address.substr(p.address.rfind(':') + 1), &port) ||
+      !common::ListensOn(p.pid, port)) {
+    kill(p.pid, SIGKILL);
+    common::WaitExit(p.pid);
+    p.pid = -1;
+    return absl::UnavailableError(absl::StrCat(name, " (", p.binary, ") does not listen on ",
+                                               p.address, ": another process took the port"));
   }
   return absl::OkStatus();
 }

@@ -8,8 +8,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
+#include <sstream>
+#include <string>
 
 extern char** environ;
 
@@ -58,6 +62,38 @@ int FreeLoopbackPort() {
   }
   int port = 0;
   return TryBind(&port) ? port : 0;
+}
+
+bool ListensOn(pid_t pid, int port) {
+  // Inodes of the sockets listening on `port`: /proc/net/tcp lines are "sl local rem st
+  // ... uid timeout inode", local = "ADDR:PORT" in hex, st 0A = LISTEN.
+  std::set<std::string> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      if (!(fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+            timeout >> inode)) {
+        continue;
+      }
+      const size_t colon = local.rfind(':');
+      if (colon == std::string::npos || state != "0A") continue;
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) inodes.insert(inode);
+    }
+  }
+  if (inodes.empty()) return false;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator(
+           std::filesystem::path("/proc") / std::to_string(pid) / "fd", ec)) {
+    std::error_code link_ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), link_ec).string();
+    if (link_ec || !target.starts_with("socket:[")) continue;
+    if (inodes.count(target.substr(8, target.size() - 9)) > 0) return true;
+  }
+  return false;
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {

@@ -1,5 +1,6 @@
 // FreeLoopbackPort: a port below the kernel's ephemeral range that can be bound, and a
 // different one most of the time (tests running side by side each pick their own).
+// ListensOn: true only for the process that holds the listening socket.
 #include "courtpiece/common/process_testing.h"
 
 #include <arpa/inet.h>
@@ -34,6 +35,53 @@ TEST(FreeLoopbackPortTest, PicksSpreadOut) {
   std::set<int> ports;
   for (int i = 0; i < 100; ++i) ports.insert(FreeLoopbackPort());
   EXPECT_GE(ports.size(), 90u);  // 100 random picks among 12,768: a repeat is rare
+}
+
+}  // namespace
+}  // namespace courtpiece::common
+
+namespace courtpiece::common {
+namespace {
+
+// A socket of this process bound to a free port, listening or not.
+int BoundSocket(int* port, bool listen_too) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      (listen_too && listen(fd, 4) != 0)) {
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+TEST(ListensOnTest, OnlyTheProcessHoldingTheListeningSocket) {
+  int port = 0;
+  const int fd = BoundSocket(&port, /*listen_too=*/true);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(ListensOn(getpid(), port));
+  EXPECT_FALSE(ListensOn(getppid(), port));  // the port is ours, not our parent's
+  EXPECT_FALSE(ListensOn(getpid(), port == 65535 ? port - 1 : port + 1));
+  close(fd);
+  EXPECT_FALSE(ListensOn(getpid(), port));  // closed: nobody listens
+}
+
+TEST(ListensOnTest, ABoundSocketThatDoesNotListenIsNotListening) {
+  int port = 0;
+  const int fd = BoundSocket(&port, /*listen_too=*/false);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(ListensOn(getpid(), port));
+  close(fd);
+}
+
+TEST(ListensOnTest, AProcessThatIsGoneListensOnNothing) {
+  EXPECT_FALSE(ListensOn(/*pid=*/-1, 80));
+  EXPECT_FALSE(ListensOn(/*pid=*/0x3fffffff, 80));
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ std::string SourceDir();
 // bound, else one the kernel picks. Another test may still take it before the caller binds
 // it: good enough for tests, not for servers.
 int FreeLoopbackPort();
+// True if process `pid` holds a socket listening on TCP `port` (any local address, IPv4 or
+// IPv6), read from /proc/net/tcp{,6} and /proc/<pid>/fd: a harness that started a server
+// on a picked port checks that the server answering there is the one it started, not
+// another test's that took the port first.
+bool ListensOn(pid_t pid, int port);
 // Starts argv[0] (a path) with this process's environment plus `extra_env` ("K=V"; later
 // entries win for the same key in glibc's getenv order); -1 when it cannot be started.
 pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
