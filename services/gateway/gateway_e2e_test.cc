@@ -481,7 +481,11 @@ TEST_F(GatewayE2eTest, EveryGameTypeSurvivesAKillNineOfItsTableInstance) {
       grpc::ClientContext context;
       common::SetTimeout(context, kRpc);
       status = stub->GetTable(&context, request, &info);
-    } while (!status.ok() && absl::Now() < give_up);
+    } while (!status.ok() && status.error_code() != grpc::StatusCode::NOT_FOUND &&
+             absl::Now() < give_up);
+    // NOT_FOUND: its game already ended and the table closed (a short classic game on a
+    // loaded machine, while the other games were still dealing): nothing to move there.
+    if (status.error_code() == grpc::StatusCode::NOT_FOUND) continue;
     ASSERT_TRUE(status.ok()) << status.error_message();
     ++owned[info.owner_addr()];
   }
