@@ -445,17 +445,17 @@ int Run() {
       }
       const int left = client->AwaitingFailover();
       missed += left;
-      std::vector<int64_t> answered = st.failover_answered.TakeRaw();
-      std::vector<int64_t> accepted = st.failover_accepted.TakeRaw();
-      std::vector<int64_t> mid = st.failover_accepted_mid_round.TakeRaw();
-      std::vector<int64_t> between = st.failover_accepted_between_rounds.TakeRaw();
-      std::vector<int64_t> after_timeout = st.failover_accepted_after_timeout.TakeRaw();
-      totals[0].insert(totals[0].end(), answered.begin(), answered.end());
-      totals[1].insert(totals[1].end(), accepted.begin(), accepted.end());
-      totals[2].insert(totals[2].end(), mid.begin(), mid.end());
-      totals[3].insert(totals[3].end(), between.begin(), between.end());
-      totals[4].insert(totals[4].end(), after_timeout.begin(), after_timeout.end());
-      const Samples::Summary a = Summarize(answered), c = Summarize(accepted), m = Summarize(mid);
+      // This kill's samples, in the order of `totals`.
+      std::array<std::vector<int64_t>, 5> kill_samples;
+      Samples* sources[] = {&st.failover_answered, &st.failover_accepted,
+                            &st.failover_accepted_mid_round, &st.failover_accepted_between_rounds,
+                            &st.failover_accepted_after_timeout};
+      for (size_t i = 0; i < kill_samples.size(); ++i) {
+        kill_samples[i] = sources[i]->TakeRaw();
+        totals[i].insert(totals[i].end(), kill_samples[i].begin(), kill_samples[i].end());
+      }
+      const Samples::Summary a = Summarize(kill_samples[0]), c = Summarize(kill_samples[1]),
+                             m = Summarize(kill_samples[2]);
       std::cout << absl::StrFormat(
                        "kill %d: victim %s steady=%d answered n=%d p50=%.0fms p99=%.0fms "
                        "max=%.0fms | accepted n=%d p50=%.0fms p99=%.0fms max=%.0fms | "

@@ -298,19 +298,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
   ::close(fd);
   // The server must let go of the connection within a few seconds (its timeouts are 2 s).
+  // And the session itself must be gone (a session can release its slot and still be held
+  // by an operation that never completes).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(6);
-  while (world.metrics.open() > 0 && std::chrono::steady_clock::now() < until) {
+  while ((world.metrics.open() > 0 || WsSession::Live() > 0) &&
+         std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (world.metrics.open() > 0) {
     std::fprintf(stderr, "the server still holds %lld connection(s) after the client left\n",
                  static_cast<long long>(world.metrics.open()));
     std::abort();
-  }
-  // And the session itself must be gone (a session can release its slot and still be held
-  // by an operation that never completes).
-  while (WsSession::Live() > 0 && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (WsSession::Live() > 0) {
     std::fprintf(stderr, "%lld WebSocket session(s) still alive after the client left\n",
