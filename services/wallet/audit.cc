@@ -31,6 +31,10 @@ constexpr Check kChecks[] = {
      "SELECT t.id, t.idempotency_key, count(e.id), coalesce(sum(e.amount), 0) "
      "FROM wallet.transfers t LEFT JOIN wallet.entries e ON e.transfer_id = t.id GROUP BY t.id "
      "HAVING count(e.id) < 2 OR coalesce(sum(e.amount), 0) <> 0 LIMIT 20"},
+    {"entry naming a missing account or transfer",
+     "SELECT e.id, e.account_id, e.transfer_id FROM wallet.entries e "
+     "WHERE NOT EXISTS (SELECT 1 FROM wallet.accounts a WHERE a.id = e.account_id) "
+     "OR NOT EXISTS (SELECT 1 FROM wallet.transfers t WHERE t.id = e.transfer_id) LIMIT 20"},
     {"non-house account below zero",
      "SELECT id, balance FROM wallet.accounts WHERE kind <> 'house' AND balance < 0 LIMIT 20"},
     {"coins created or lost: sum of balances / sum of entries is not zero",

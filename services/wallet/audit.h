@@ -3,6 +3,8 @@
 //   * each account's balance equals the sum of its entries;
 //   * each entry's balance_after equals the running sum of its account's entries;
 //   * each transfer has >= 2 entries summing to zero;
+//   * each entry names an existing account and transfer (the triggers of migration 0005
+//     refuse any other; this finds one written with triggers off);
 //   * conservation: the sum of all balances (and of all entries) is zero;
 //   * no account but a house shard is below zero.
 // Used by courtpiece-wallet-audit and by the integration tests.

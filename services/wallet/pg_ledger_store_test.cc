@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "courtpiece/common/clock.h"
@@ -343,6 +346,55 @@ TEST_F(PgLedgerTest, LedgerIsAppendOnly) {
   ExpectAuditOk();
 }
 
+// Migration 0005: the references of entries are checked per statement (triggers) instead of
+// per row (foreign keys), with the same guarantees: an entry names an existing account and
+// transfer, and no referenced row goes away. Each refusal changes nothing.
+TEST_F(PgLedgerTest, EntriesReferencesHoldWithoutForeignKeys) {
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  const std::string transfer_id = absl::StrCat(*QueryInt(*pool_,
+                                                         "SELECT id FROM wallet.transfers "
+                                                         "WHERE idempotency_key = 'k1'"));
+  const int64_t entries_before = *QueryInt(*pool_, "SELECT count(*) FROM wallet.entries");
+  ASSERT_EQ(entries_before, 12);  // four grants of two entries, one stake of four
+  constexpr char kMissing[] = "an entry names a missing account or transfer";
+
+  // A missing account; a missing transfer; one bad row among good ones.
+  EXPECT_THAT(Exec(*pool_,
+                   "INSERT INTO wallet.entries (transfer_id, account_id, amount, "
+                   "balance_after) VALUES ($1::bigint, 'player:nobody', 5, 5)",
+                   {transfer_id}),
+              StatusIs(C::kFailedPrecondition, HasSubstr(kMissing)));
+  EXPECT_THAT(Exec(*pool_,
+                   "INSERT INTO wallet.entries (transfer_id, account_id, amount, "
+                   "balance_after) VALUES (987654321, 'player:alice', 5, 5)"),
+              StatusIs(C::kFailedPrecondition, HasSubstr(kMissing)));
+  EXPECT_THAT(Exec(*pool_,
+                   "INSERT INTO wallet.entries (transfer_id, account_id, amount, "
+                   "balance_after) VALUES ($1::bigint, 'player:carol', 5, 5), "
+                   "($1::bigint, 'player:ghost', -5, -5)",
+                   {transfer_id}),
+              StatusIs(C::kFailedPrecondition, HasSubstr(kMissing)));
+  EXPECT_EQ(*QueryInt(*pool_, "SELECT count(*) FROM wallet.entries"), entries_before);
+
+  // An account with entries is never deleted, renamed or truncated away; one without
+  // entries (as apply_transfers' phase 4 deletes) may be deleted.
+  EXPECT_THAT(Exec(*pool_, "DELETE FROM wallet.accounts WHERE id = 'player:alice'"),
+              StatusIs(C::kFailedPrecondition, HasSubstr("an account with entries")));
+  EXPECT_THAT(Exec(*pool_,
+                   "UPDATE wallet.accounts SET id = 'player:zed' "
+                   "WHERE id = 'player:alice'"),
+              StatusIs(C::kInternal, HasSubstr("UPDATE refused")));
+  EXPECT_THAT(Exec(*pool_, "TRUNCATE wallet.accounts CASCADE"),
+              StatusIs(C::kInternal, HasSubstr("TRUNCATE refused")));
+  EXPECT_EQ(*QueryInt(*pool_, "SELECT count(*) FROM wallet.accounts WHERE id = 'player:alice'"), 1);
+  ASSERT_TRUE(
+      Exec(*pool_, "INSERT INTO wallet.accounts (id, kind) VALUES ('pot:empty', 'pot')").ok());
+  EXPECT_TRUE(Exec(*pool_, "DELETE FROM wallet.accounts WHERE id = 'pot:empty'").ok());
+  EXPECT_EQ(*QueryInt(*pool_, "SELECT count(*) FROM wallet.accounts WHERE id = 'pot:empty'"), 0);
+  EXPECT_EQ(BalanceOf("player:alice"), 1000 - 25);
+  ExpectAuditOk();
+}
+
 TEST_F(PgLedgerTest, AuditFindsATamperedBalance) {
   ASSERT_TRUE(Exec(*pool_,
                    "UPDATE wallet.accounts SET balance = balance + 7 "
@@ -354,6 +406,33 @@ TEST_F(PgLedgerTest, AuditFindsATamperedBalance) {
   EXPECT_EQ(report->sum_of_balances, 7);
   ASSERT_GE(report->problems.size(), 2u);
   EXPECT_THAT(report->problems[0], HasSubstr("player:carol 1007 1000"));
+}
+
+// An entry written with the triggers off (session_replication_role = replica, as a bulk
+// restore would) naming an account that does not exist: the audit names it.
+TEST_F(PgLedgerTest, AuditFindsAnEntryNamingAMissingAccount) {
+  ASSERT_TRUE(ledger_->Transfer(Stakes("k1"), Deadline()).ok());
+  absl::Status s = pool_->Run([&](storage::PgTransaction& tx) -> absl::Status {
+    RETURN_IF_ERROR(tx.Exec("SET LOCAL session_replication_role = replica").status());
+    return tx
+        .Exec(
+            "INSERT INTO wallet.entries (transfer_id, account_id, amount, balance_after) "
+            "SELECT id, 'player:ghost', 1, 1 FROM wallet.transfers "
+            "WHERE idempotency_key = 'k1'")
+        .status();
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<AuditReport> report = AuditLedger(*pool_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  bool named = false;
+  for (const std::string& problem : report->problems) {
+    if (absl::StrContains(problem, "entry naming a missing account or transfer") &&
+        absl::StrContains(problem, "player:ghost")) {
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named) << absl::StrJoin(report->problems, "\n");
 }
 
 TEST_F(PgLedgerTest, ConcurrentSameKeyMovesOnce) {
