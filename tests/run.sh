@@ -46,30 +46,20 @@ ccache_stats() {
 }
 command -v ccache >/dev/null 2>&1 && CCACHE_DIR="$ccache_dir" ccache --zero-stats >/dev/null 2>&1 || true
 
-step "build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs"
-
-step "servers"
 stop_servers() {
   ./deploy/local/redis.sh stop --port "$redis_port" --dir "$state_dir/redis" >/dev/null 2>&1 || true
   ./deploy/local/postgres.sh stop --port "$pg_port" --dir "$state_dir/pg" >/dev/null 2>&1 || true
 }
-trap stop_servers EXIT
-./deploy/local/postgres.sh start --port "$pg_port" --dir "$state_dir/pg" --fast
-./deploy/local/redis.sh start --port "$redis_port" --dir "$state_dir/redis"
-COURTPIECE_TEST_PG_URL=$(./deploy/local/postgres.sh url --port "$pg_port" --dir "$state_dir/pg")
-export COURTPIECE_TEST_PG_URL
-export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
-
 # Most of the suite waits on game timers (turn times, count-ins, keeps) rather than on the
 # CPU (ctest -j4 used a third of the two cores), so ctest runs 4 jobs per core
 # (COURTPIECE_CTEST_JOBS), the longest tests first (their COST, cmake/CourtpieceTest.cmake).
 # Beside it, at nice 19 (only the CPU the tests leave idle), two lanes: the sanitizer tree's
 # build and then its unit tests (CPU-bound, no servers), and the web client's build and unit
-# tests. The browser tests run after ctest, beside only what is left of the nice-19 lanes:
-# beside ctest they failed on load before (2026-12-02: the voice report's bound), as did
-# ctest at 16 jobs (README "How long CI takes").
+# tests (it needs neither the C++ build nor the servers, so it starts before the build: on a
+# machine that never built, its npm ci downloads while the compilers run). The browser tests
+# run after ctest, beside only what is left of the nice-19 lanes: beside ctest they failed on
+# load before (2026-12-02: the voice report's bound), as did ctest at 16 jobs (README "How
+# long CI takes").
 logs="$state_dir/logs"
 rm -rf "$logs" && mkdir -p "$logs"
 declare -A lane_pid=()  # lane name -> pid of its process group
@@ -127,9 +117,21 @@ finish_lane() {
   fi
 }
 
+start_lane web_lane
+
+step "build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+
+step "servers"
+./deploy/local/postgres.sh start --port "$pg_port" --dir "$state_dir/pg" --fast
+./deploy/local/redis.sh start --port "$redis_port" --dir "$state_dir/redis"
+COURTPIECE_TEST_PG_URL=$(./deploy/local/postgres.sh url --port "$pg_port" --dir "$state_dir/pg")
+export COURTPIECE_TEST_PG_URL
+export COURTPIECE_TEST_REDIS_ADDR="127.0.0.1:$redis_port"
+
 step "tests (unit + integration); beside them at nice 19: the sanitizer build and unit tests, the web client's build and unit tests"
 if [ "$sanitizers" = 1 ]; then start_lane asan_lane; fi
-start_lane web_lane
 ctest_jobs=${COURTPIECE_CTEST_JOBS:-$(( jobs * 4 ))}
 ctest --test-dir build --output-on-failure -j"$ctest_jobs" --timeout 600
 
