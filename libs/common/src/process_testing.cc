@@ -1,9 +1,11 @@
 #include "courtpiece/common/process_testing.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,7 +44,42 @@ bool TryBind(int* port) {
   return ok;
 }
 
+// The port reservations of this process: a write lock on byte `port` of the shared file
+// PortReservationFile(), held until the process exits (the kernel drops a process's fcntl
+// locks when it ends, however it ends, and a spawned child does not inherit them). False if
+// another live process holds that port, or this process reserved it before.
+bool Reserve(int port) {
+  static std::mutex mu;
+  static std::set<int>* const reserved = new std::set<int>();
+  // Never closed: closing any descriptor of the file drops every lock this process holds on
+  // it. Readable and writable by every user (whoever created it), when this process may.
+  static const int fd = [] {
+    const int f = open(PortReservationFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (f >= 0) fchmod(f, 0666);
+    return f;
+  }();
+  std::lock_guard<std::mutex> lock(mu);
+  if (reserved->count(port) > 0) return false;
+  if (fd >= 0) {
+    struct flock range {};
+    range.l_type = F_WRLCK;
+    range.l_whence = SEEK_SET;
+    range.l_start = port;
+    range.l_len = 1;
+    if (fcntl(fd, F_SETLK, &range) != 0) return false;  // another process's port
+  }  // no file (unwritable temp directory): unreserved, as before reservations existed
+  reserved->insert(port);
+  return true;
+}
+
 }  // namespace
+
+std::string PortReservationFile() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  return (dir / "courtpiece-test-ports.lock").string();
+}
 
 int FreeLoopbackPort() {
   // Below the kernel's ephemeral range (32768..60999 by default), which every outgoing
@@ -58,7 +95,7 @@ int FreeLoopbackPort() {
       std::lock_guard<std::mutex> lock(mu);
       port = std::uniform_int_distribution<int>(kLowest, kHighest)(rng);
     }
-    if (TryBind(&port)) return port;
+    if (TryBind(&port) && Reserve(port)) return port;
   }
   int port = 0;
   return TryBind(&port) ? port : 0;

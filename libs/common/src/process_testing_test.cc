@@ -1,11 +1,13 @@
-// FreeLoopbackPort: a port below the kernel's ephemeral range that can be bound, and a
-// different one most of the time (tests running side by side each pick their own).
+// FreeLoopbackPort: a port below the kernel's ephemeral range that can be bound, never the
+// same one twice, and reserved against every other process while this one lives.
 // ListensOn: true only for the process that holds the listening socket.
 #include "courtpiece/common/process_testing.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <set>
@@ -31,10 +33,34 @@ TEST(FreeLoopbackPortTest, IsBelowTheEphemeralRangeAndBindable) {
   }
 }
 
-TEST(FreeLoopbackPortTest, PicksSpreadOut) {
+TEST(FreeLoopbackPortTest, NeverGivesOneProcessTheSamePortTwice) {
   std::set<int> ports;
-  for (int i = 0; i < 100; ++i) ports.insert(FreeLoopbackPort());
-  EXPECT_GE(ports.size(), 90u);  // 100 random picks among 12,768: a repeat is rare
+  for (int i = 0; i < 200; ++i) ports.insert(FreeLoopbackPort());
+  EXPECT_EQ(ports.size(), 200u);
+}
+
+// Another process sees this process's lock on the port's byte of the reservation file (and
+// so its own FreeLoopbackPort skips the port), until this process exits.
+TEST(FreeLoopbackPortTest, APickedPortIsReservedAgainstOtherProcesses) {
+  const int port = FreeLoopbackPort();
+  ASSERT_GE(port, 20'000);
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = open(PortReservationFile().c_str(), O_RDWR);
+    struct flock range {};
+    range.l_type = F_WRLCK;
+    range.l_whence = SEEK_SET;
+    range.l_start = port;
+    range.l_len = 1;
+    if (fd < 0 || fcntl(fd, F_GETLK, &range) != 0) _exit(2);
+    _exit(range.l_type == F_WRLCK && range.l_pid == parent ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "port " << port << " is not locked by this process";
 }
 
 }  // namespace

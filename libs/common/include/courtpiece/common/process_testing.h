@@ -21,9 +21,15 @@ std::string BinDir();
 std::string SourceDir();
 // A TCP port on 127.0.0.1 that was free a moment ago: a random one in 20000..32767 (below
 // the kernel's ephemeral range, so no client socket takes it meanwhile) that could be
-// bound, else one the kernel picks. Another test may still take it before the caller binds
-// it: good enough for tests, not for servers.
+// bound and that no process has reserved, else one the kernel picks. The port stays
+// reserved for this process until it exits: no other process calling FreeLoopbackPort
+// (ctest's side-by-side tests, their tools) is given it, nor is this one again; so the
+// server the caller starts on it cannot lose it to another test's pick. A program that
+// binds ports by other means can still take it: good enough for tests, not for servers.
 int FreeLoopbackPort();
+// The file whose byte `port` a process write-locks (fcntl) to reserve `port`:
+// <temp dir>/courtpiece-test-ports.lock, shared by every process of the machine.
+std::string PortReservationFile();
 // True if process `pid` holds a socket listening on TCP `port` (any local address, IPv4 or
 // IPv6), read from /proc/net/tcp{,6} and /proc/<pid>/fd: a harness that started a server
 // on a picked port checks that the server answering there is the one it started, not
