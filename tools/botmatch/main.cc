@@ -1,6 +1,7 @@
 // courtpiece-botmatch: duplicate matches between two bot levels (docs/bots.md).
 //   courtpiece-botmatch --rules '{"game":"piles"}' --a strong --b easy --deals 1000
 //       [--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N] [--b-nodes N]
+//       [--a-count-at-end 0|1] [--b-count-at-end 0|1]
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -18,7 +19,8 @@ int Usage(const std::string& why) {
   std::fprintf(stderr,
                "%s\nusage: courtpiece-botmatch --rules JSON --a LEVEL --b LEVEL --deals N "
                "[--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N] "
-               "[--b-nodes N]\n  LEVEL: easy, normal or strong\n",
+               "[--b-nodes N] [--a-count-at-end 0|1] [--b-count-at-end 0|1]\n"
+               "  LEVEL: easy, normal or strong\n",
                why.c_str());
   return 2;
 }
@@ -42,8 +44,9 @@ int main(int argc, char** argv) {
     flags[name.substr(2)] = argv[i + 1];
   }
   for (const auto& [k, v] : flags) {
-    static const char* kKnown[] = {"rules",   "a",         "b",       "deals",     "seed",
-                                   "threads", "a-samples", "a-nodes", "b-samples", "b-nodes"};
+    static const char* kKnown[] = {
+        "rules",     "a",       "b",         "deals",   "seed",           "threads",
+        "a-samples", "a-nodes", "b-samples", "b-nodes", "a-count-at-end", "b-count-at-end"};
     bool known = false;
     for (const char* n : kKnown) known |= k == n;
     if (!known) return Usage("unknown flag --" + k);
@@ -70,6 +73,12 @@ int main(int argc, char** argv) {
     if (flags.count(s + "-nodes")) {
       if (!Number(flags[s + "-nodes"], 1, 1'000'000'000, &v)) return Usage("bad --" + s + "-nodes");
       o.node_budget = v;
+    }
+    if (flags.count(s + "-count-at-end")) {
+      if (!Number(flags[s + "-count-at-end"], 0, 1, &v)) {
+        return Usage("bad --" + s + "-count-at-end (0 or 1)");
+      }
+      o.count_at_end = v == 1;
     }
     (s == "a" ? c.a : c.b) = o;
   }

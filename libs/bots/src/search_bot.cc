@@ -68,7 +68,7 @@ SearchOptions LevelOptions(Level level, uint64_t seed) {
 SearchBot::SearchBot(const SearchOptions& options)
     : options_(options),
       solver_(SolverLimits{std::max<int64_t>(1, options.node_budget), options.tt_entries_log2,
-                           options.rollout_at_horizon}) {
+                           options.rollout_at_horizon, options.count_at_end}) {
   COURTPIECE_CHECK(options.samples >= 1, "at least one sample per decision");
 }
 

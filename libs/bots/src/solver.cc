@@ -113,8 +113,8 @@ int IndexOf(const MoveList& legal, const Move& m) {
   return 0xFF;
 }
 
-int MinimaxBrute(const Round& r, int team) {
-  if (r.over()) return TerminalValue(r, team);
+int MinimaxBrute(const Round& r, int team, bool count_at_end) {
+  if (r.over()) return count_at_end ? EndValue(r, team) : TerminalValue(r, team);
   MoveList legal;
   r.LegalMoves(&legal);
   const bool maximize = rules::TeamOf(r.turn()) == team;
@@ -122,7 +122,7 @@ int MinimaxBrute(const Round& r, int team) {
   for (const Move& m : legal) {
     Round child = r;
     child.ApplyChecked(m);
-    const int v = MinimaxBrute(child, team);
+    const int v = MinimaxBrute(child, team, count_at_end);
     best = maximize ? std::max(best, v) : std::min(best, v);
   }
   return best;
@@ -211,14 +211,18 @@ Card RolloutCard(const Round& r) {
 
 }  // namespace
 
+int EndValue(const Round& round, int team) {
+  const auto count = round.result().count;
+  return TerminalValue(round, team) + (count[team] - count[1 - team]);
+}
+
 int RolloutValue(const Round& round, int team, int64_t* moves) {
   Round r = round;
   while (!r.over()) {
     r.ApplyChecked(rules::Move::Play(r.turn(), RolloutCard(r)));
     if (moves != nullptr) ++*moves;
   }
-  const auto count = r.result().count;
-  return TerminalValue(r, team) + (count[team] - count[1 - team]);
+  return EndValue(r, team);
 }
 
 int HorizonValue(const Round& round, int team) {
@@ -307,7 +311,7 @@ Solver::MovesResult Solver::SolveMoves(const Round& round, int team, std::span<c
 }
 
 int Solver::Search(const Round& r, int alpha, int beta) {
-  if (r.over()) return TerminalValue(r, team_);
+  if (r.over()) return limits_.count_at_end ? EndValue(r, team_) : TerminalValue(r, team_);
   const bool boundary = r.current_trick().empty();
   if (boundary && r.completed_tricks() >= horizon_) {
     hit_horizon_ = true;
@@ -367,6 +371,8 @@ int Solver::Search(const Round& r, int alpha, int beta) {
   return best;
 }
 
-int BruteForceValue(const Round& round, int team) { return MinimaxBrute(round, team); }
+int BruteForceValue(const Round& round, int team, bool count_at_end) {
+  return MinimaxBrute(round, team, count_at_end);
+}
 
 }  // namespace courtpiece::bots

@@ -47,6 +47,30 @@ TEST_P(SolverExact, EqualsBruteForceOnSmallEndings) {
   EXPECT_GE(checked, kEndings);  // two teams per live ending, most endings live
 }
 
+// count_at_end: every finished line is worth EndValue (the count difference added), and the
+// solver still equals plain minimax under that scoring; and the two scorings differ on
+// some endings (else the option would change nothing).
+TEST_P(SolverExact, WithCountAtEndEqualsBruteForce) {
+  const Variant& v = GetParam();
+  const int kEndings = ScaledIterations(60);
+  Solver solver(SolverLimits{.count_at_end = true});
+  int differs = 0;
+  for (int i = 0; i < kEndings; ++i) {
+    const bool hidden = v.rules.game == rules::GameType::kHidden;
+    const int cards_left = hidden ? 11 + i % 3 : 12 + i % 5;
+    const rules::Round r = RandomPosition(v.rules, static_cast<uint64_t>(i) * 31 + 7, cards_left);
+    if (r.over()) continue;
+    for (int team = 0; team < 2; ++team) {
+      const int brute = BruteForceValue(r, team, /*count_at_end=*/true);
+      const Solver::Result a = solver.Solve(r, team);
+      ASSERT_TRUE(a.complete);
+      ASSERT_EQ(a.value, brute) << v.name << " ending " << i << " team " << team;
+      differs += brute != BruteForceValue(r, team) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(differs, 0) << v.name;
+}
+
 // SolveMoves at full depth gives each move the brute-force value of the position after it.
 TEST_P(SolverExact, MoveValuesEqualBruteForce) {
   const Variant& v = GetParam();

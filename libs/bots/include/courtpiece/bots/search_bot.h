@@ -41,6 +41,7 @@ struct SearchOptions {
   int tt_entries_log2 = 12;        // the solver's table: 2^this entries of 16 bytes
   int sample_tries_max = 16;       // draws per sample before it is given up
   bool rollout_at_horizon = true;  // SolverLimits::rollout_at_horizon
+  bool count_at_end = false;       // SolverLimits::count_at_end
   int call_samples = 16;           // deals for the call / hide (0: the heuristic calls)
 };
 // The presets of each level (easy: search fields unused).

@@ -7,7 +7,10 @@
 // kPointValue * its game points, signed (+ if the team won, - if it lost; stack: 1 for the
 // game; a draw 0): what the game's score counts, nothing else. A search stopped at a trick
 // horizon scores the position with HorizonValue (|value| < kPointValue) or, with
-// rollout_at_horizon, RolloutValue (a greedy playout to the end).
+// rollout_at_horizon, RolloutValue (a greedy playout to the end). With count_at_end, a
+// round that ends inside the search is worth EndValue (TerminalValue plus the final count
+// difference, the scale RolloutValue uses), so that exact and rolled-out endings compare
+// on one scale.
 //
 // Alpha-beta, move ordering (transposition-table move first, then high cards), a
 // transposition table of 2^tt_entries_log2 entries (16 bytes each, allocated once, at trick
@@ -32,10 +35,13 @@ struct SolverLimits {
   int64_t node_budget = 1'000'000;  // nodes per Solve / SolveMoves call
   int tt_entries_log2 = 16;         // table entries = 2^this (16 bytes each), 10..24
   bool rollout_at_horizon = false;  // score the horizon with RolloutValue, not HorizonValue
+  bool count_at_end = false;        // score a finished round with EndValue, not TerminalValue
 };
 
 // The value of a finished round for `team` (see above).
 int TerminalValue(const rules::Round& round, int team);
+// TerminalValue plus the final count difference (|that| < kPointValue) of a finished round.
+int EndValue(const rules::Round& round, int team);
 // A static estimate at a trick boundary for `team`: the count difference, with the pile
 // (or stack) leaning to the team of the seat one win from taking it.
 int HorizonValue(const rules::Round& round, int team);
@@ -102,8 +108,9 @@ class Solver {
   bool hit_horizon_ = false;
 };
 
-// Plain minimax without pruning, table or budget (for tests on small endings).
-int BruteForceValue(const rules::Round& round, int team);
+// Plain minimax without pruning, table or budget (for tests on small endings); a finished
+// round is worth EndValue with count_at_end, else TerminalValue.
+int BruteForceValue(const rules::Round& round, int team, bool count_at_end = false);
 
 }  // namespace courtpiece::bots
 
