@@ -19,6 +19,14 @@ class SolverExact : public ::testing::TestWithParam<Variant> {};
 // Random endings (12 to 16 cards left, often mid-trick, hidden trumps shown or not): the
 // solver's value equals plain minimax exactly, for both teams, with a table small enough
 // to see collisions and replacements.
+// The i-th small ending of a variant: 12 to 16 cards left (hidden: 11 to 13, its endings
+// branch most with asks and shows, and brute force gets smaller ones).
+rules::Round SmallEnding(const Variant& v, int i) {
+  const bool hidden = v.rules.game == rules::GameType::kHidden;
+  const int cards_left = hidden ? 11 + i % 3 : 12 + i % 5;
+  return RandomPosition(v.rules, static_cast<uint64_t>(i) * 31 + 7, cards_left);
+}
+
 TEST_P(SolverExact, EqualsBruteForceOnSmallEndings) {
   const Variant& v = GetParam();
   const int kEndings = ScaledIterations(100);
@@ -26,10 +34,7 @@ TEST_P(SolverExact, EqualsBruteForceOnSmallEndings) {
   Solver tiny(SolverLimits{.node_budget = 10'000'000, .tt_entries_log2 = 10});
   int checked = 0;
   for (int i = 0; i < kEndings; ++i) {
-    // Hidden endings branch most (asks and shows): brute force gets smaller ones.
-    const bool hidden = v.rules.game == rules::GameType::kHidden;
-    const int cards_left = hidden ? 11 + i % 3 : 12 + i % 5;
-    const rules::Round r = RandomPosition(v.rules, static_cast<uint64_t>(i) * 31 + 7, cards_left);
+    const rules::Round r = SmallEnding(v, i);
     if (r.over()) continue;
     for (int team = 0; team < 2; ++team) {
       const int brute = BruteForceValue(r, team);
@@ -56,9 +61,7 @@ TEST_P(SolverExact, WithCountAtEndEqualsBruteForce) {
   Solver solver(SolverLimits{.count_at_end = true});
   int differs = 0;
   for (int i = 0; i < kEndings; ++i) {
-    const bool hidden = v.rules.game == rules::GameType::kHidden;
-    const int cards_left = hidden ? 11 + i % 3 : 12 + i % 5;
-    const rules::Round r = RandomPosition(v.rules, static_cast<uint64_t>(i) * 31 + 7, cards_left);
+    const rules::Round r = SmallEnding(v, i);
     if (r.over()) continue;
     for (int team = 0; team < 2; ++team) {
       const int brute = BruteForceValue(r, team, /*count_at_end=*/true);
