@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/lobby/v1/records.grpc.pb.h"
 #include "courtpiece/moderation/v1/reports.grpc.pb.h"
@@ -188,7 +189,9 @@ void Send(std::shared_ptr<TransferCall> call) {
 
 GrpcWalletPort::GrpcWalletPort(std::shared_ptr<grpc::Channel> wallet_channel,
                                GrpcPortOptions options)
-    : shared_(std::make_shared<Shared>(wallet_channel, options.calls_in_flight_max)) {}
+    : shared_(std::make_shared<Shared>(wallet_channel, options.calls_in_flight_max)) {
+  common::PinGrpcCallbackQueue();  // a callback may drop the channel's last reference
+}
 
 GrpcWalletPort::~GrpcWalletPort() = default;
 
@@ -317,7 +320,9 @@ GrpcRecordsPort::GrpcRecordsPort(std::shared_ptr<grpc::Channel> lobby_channel,
                                  std::shared_ptr<grpc::Channel> moderation_channel,
                                  GrpcPortOptions options)
     : shared_(std::make_shared<Shared>(lobby_channel, moderation_channel,
-                                       options.calls_in_flight_max)) {}
+                                       options.calls_in_flight_max)) {
+  common::PinGrpcCallbackQueue();
+}
 
 GrpcRecordsPort::~GrpcRecordsPort() = default;
 
@@ -374,7 +379,9 @@ struct GrpcPotLedgerPort::Stub {
 };
 
 GrpcPotLedgerPort::GrpcPotLedgerPort(std::shared_ptr<grpc::Channel> wallet_channel)
-    : stub_(std::make_unique<Stub>(Stub{wv1::Wallet::NewStub(wallet_channel)})) {}
+    : stub_(std::make_unique<Stub>(Stub{wv1::Wallet::NewStub(wallet_channel)})) {
+  common::PinGrpcCallbackQueue();
+}
 
 GrpcPotLedgerPort::~GrpcPotLedgerPort() = default;
 

@@ -1,12 +1,15 @@
 #include "courtpiece/common/grpc_client.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "courtpiece/common/grpc_status.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -64,8 +67,35 @@ class ClientMetricsInterceptorFactory final
 
 }  // namespace
 
+void PinGrpcCallbackQueue() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Deliberately never destroyed (reachable from this static: no leak report).
+    static std::shared_ptr<grpc::Channel>* const pinned = new std::shared_ptr<grpc::Channel>(
+        grpc::CreateChannel("unix:/nonexistent/courtpiece-grpc-callback-queue-pin",
+                            grpc::InsecureChannelCredentials()));
+    grpc::GenericStub stub(*pinned);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now());  // fails at once, never connects
+    grpc::Slice empty("");
+    grpc::ByteBuffer request(&empty, 1), response;  // a default ByteBuffer is no message
+    std::mutex mu;
+    std::condition_variable finished;
+    bool done = false;
+    stub.UnaryCall(&context, "/courtpiece.Pin/Pin", grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status) {
+                     std::lock_guard<std::mutex> lock(mu);
+                     done = true;
+                     finished.notify_one();
+                   });
+    std::unique_lock<std::mutex> lock(mu);
+    finished.wait(lock, [&] { return done; });
+  });
+}
+
 std::shared_ptr<grpc::Channel> CreateGrpcChannel(const std::string& address, Metrics* metrics,
                                                  const GrpcChannelOptions& options) {
+  PinGrpcCallbackQueue();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   args.SetMaxSendMessageSize(options.max_send_message_bytes);

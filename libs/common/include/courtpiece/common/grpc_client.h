@@ -33,6 +33,20 @@ struct GrpcChannelOptions {
 std::shared_ptr<grpc::Channel> CreateGrpcChannel(const std::string& address, Metrics* metrics,
                                                  const GrpcChannelOptions& options = {});
 
+// Keeps gRPC's process-wide callback queue alive until the process exits. The callback API
+// (stub->async()) runs its callbacks on the "callback alternative" completion queue when the
+// poller cannot run them itself (Linux, gRPC 1.51), with a reference per channel that used
+// it; when the last such channel is destroyed the queue is shut down, its threads joined and
+// the queue deleted, by whichever thread drops that channel. If that is one of the queue's
+// own threads (a callback holding the last reference to its channel, e.g. a port destroyed
+// while its call finishes), it joins itself, deletes the queue and goes on polling it: a
+// double free in grpc_cq_internal_unref (seen under ASan). One never-destroyed channel that
+// has made a callback call holds a reference for good, so the queue is never torn down.
+// Idempotent and thread-safe; the first call makes one call that fails at once (its
+// deadline is already past), to a Unix socket path nothing listens on. Every component that
+// uses the callback API calls it (CreateGrpcChannel does too).
+void PinGrpcCallbackQueue();
+
 // Sets the call's deadline to now + timeout.
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
 
