@@ -848,8 +848,10 @@ TEST_F(TableE2eTest, VoiceNoteAnnouncedOverGrpcIsHeardAndReportedToModeration) {
 // --- b. kill -9 of the owner: mid-round, mid-stake, mid-payout ---------------------------
 
 TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {
-  Instance& a = StartTable();
-  Instance& b = StartTable();
+  // A 3 s heartbeat: with 1 s, a loaded machine once starved the owner's refresh for longer
+  // and b took the table over before the kill (its streams ended before 10 plays).
+  Instance& a = StartTable("3s");
+  Instance& b = StartTable("3s");
   TestTable& t = SeatTable(a.addr, "kill-round", R"({"game":"classic","target":1})");
   ASSERT_TRUE(WaitEvents(t, "played", 10));
   Kill(a, SIGKILL);
