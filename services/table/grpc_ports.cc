@@ -379,9 +379,7 @@ struct GrpcPotLedgerPort::Stub {
 };
 
 GrpcPotLedgerPort::GrpcPotLedgerPort(std::shared_ptr<grpc::Channel> wallet_channel)
-    : stub_(std::make_unique<Stub>(Stub{wv1::Wallet::NewStub(wallet_channel)})) {
-  common::PinGrpcCallbackQueue();
-}
+    : stub_(std::make_unique<Stub>(Stub{wv1::Wallet::NewStub(wallet_channel)})) {}
 
 GrpcPotLedgerPort::~GrpcPotLedgerPort() = default;
 
