@@ -30,6 +30,32 @@ set(COURTPIECE_TEST_CODE_FLAGS AUTO CACHE STRING
 tree); AUTO: -O1 in RelWithDebInfo and Release")
 add_custom_target(courtpiece_unit_tests)
 
+# COURTPIECE_TEST_TIMEOUT_SCALE: every test's TIMEOUT (a hang guard, never a performance
+# check) is multiplied by it. AUTO: 4 in a sanitizer tree, else 1. tests/run.sh runs the
+# sanitizer tree's tests at nice 19 beside ctest and the browsers, so a test that takes 6 s
+# in the first tree took 157 s there (courtpiece_rules_cli_test), and CI once stopped
+# replay_cases at its 120 s. Tests set their timeout with courtpiece_test_timeout().
+set(COURTPIECE_TEST_TIMEOUT_SCALE AUTO CACHE STRING
+  "Multiplier of every test's TIMEOUT; AUTO: 4 with COURTPIECE_SANITIZE, else 1")
+if(COURTPIECE_TEST_TIMEOUT_SCALE STREQUAL "AUTO")
+  if(COURTPIECE_SANITIZE)
+    set(courtpiece_timeout_scale 4)
+  else()
+    set(courtpiece_timeout_scale 1)
+  endif()
+elseif(COURTPIECE_TEST_TIMEOUT_SCALE MATCHES "^[1-9][0-9]*$")
+  set(courtpiece_timeout_scale ${COURTPIECE_TEST_TIMEOUT_SCALE})
+else()
+  message(FATAL_ERROR "COURTPIECE_TEST_TIMEOUT_SCALE must be AUTO or a positive integer, \
+not '${COURTPIECE_TEST_TIMEOUT_SCALE}'")
+endif()
+
+# courtpiece_test_timeout(<seconds> <test>...): TIMEOUT of these tests, scaled as above.
+function(courtpiece_test_timeout seconds)
+  math(EXPR scaled "${seconds} * ${courtpiece_timeout_scale}")
+  set_tests_properties(${ARGN} PROPERTIES TIMEOUT ${scaled})
+endfunction()
+
 function(courtpiece_test_code target)
   if(COURTPIECE_TEST_CODE_FLAGS STREQUAL "AUTO")
     target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
@@ -58,7 +84,8 @@ function(courtpiece_test name)
   courtpiece_test_code(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name} ${ARG_ARGS})
-  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+  courtpiece_test_timeout(${ARG_TIMEOUT} ${name})
   if(ARG_COST)
     set_tests_properties(${name} PROPERTIES COST ${ARG_COST})
   endif()
