@@ -68,9 +68,7 @@ void PrometheusGatewayMetrics::RateLimited(std::string_view kind) {
   rate_limited_.WithLabels({{"kind", std::string(kind)}}).Increment();
 }
 void PrometheusGatewayMetrics::UpstreamCall(std::string_view method, int code, double seconds) {
-  upstream_
-      .WithLabels({{"method", std::string(method)},
-                   {"code", common::GrpcCodeName(static_cast<grpc::StatusCode>(code))}})
+  upstream_.WithLabels({{"method", std::string(method)}, {"code", common::GrpcCodeName(code)}})
       .Observe(seconds);
 }
 void PrometheusGatewayMetrics::Reconnect(std::string_view outcome) {

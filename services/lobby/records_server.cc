@@ -14,8 +14,7 @@ std::vector<int> Ints(const google::protobuf::RepeatedField<int32_t>& in) {
 
 std::string ResultLabel(const absl::StatusOr<ApplyResult>& r) {
   if (r.ok()) return r->replayed ? "replayed" : "ok";
-  return absl::AsciiStrToLower(
-      common::GrpcCodeName(static_cast<grpc::StatusCode>(r.status().code())));
+  return absl::AsciiStrToLower(common::GrpcCodeName(static_cast<int>(r.status().code())));
 }
 
 }  // namespace

@@ -63,7 +63,17 @@ TEST(GrpcStatusTest, CodeNames) {
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::INVALID_ARGUMENT), "INVALID_ARGUMENT");
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
-  EXPECT_STREQ(GrpcCodeName(static_cast<grpc::StatusCode>(99)), "UNKNOWN");
+  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::DATA_LOSS), "DATA_LOSS");
+  EXPECT_STREQ(GrpcCodeName(16), "UNAUTHENTICATED");
+  EXPECT_STREQ(GrpcCodeName(0), "OK");
+  EXPECT_STREQ(GrpcCodeName(17), "UNKNOWN");
+  EXPECT_STREQ(GrpcCodeName(99), "UNKNOWN");
+  EXPECT_STREQ(GrpcCodeName(-1), "UNKNOWN");
+  // Every code's name is Abseil's name of the same number.
+  for (int code = 0; code <= 16; ++code) {
+    EXPECT_EQ(GrpcCodeName(code), absl::StatusCodeToString(static_cast<absl::StatusCode>(code)))
+        << code;
+  }
 }
 
 }  // namespace

@@ -20,10 +20,7 @@ absl::Status FromJson(std::string_view json, google::protobuf::Message* message)
       absl::StrCat("bad JSON for ", message->GetTypeName(), ": ", parsed.message()));
 }
 
-const char* StatusCodeName(int code) {
-  if (code < 0 || code > static_cast<int>(grpc::StatusCode::UNAUTHENTICATED)) return "UNKNOWN";
-  return common::GrpcCodeName(static_cast<grpc::StatusCode>(code));
-}
+const char* StatusCodeName(int code) { return common::GrpcCodeName(code); }
 
 namespace {
 

@@ -22,8 +22,13 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 grpc::Status ToClientGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// The canonical upper-snake name of a code, e.g. "OK", "INVALID_ARGUMENT" (metrics labels).
-const char* GrpcCodeName(grpc::StatusCode code);
+// The canonical upper-snake name of a code, e.g. "OK", "INVALID_ARGUMENT" (metrics labels);
+// "UNKNOWN" for a number that is no gRPC code. Takes the number, not grpc::StatusCode: a
+// number out of the enum's range cast to it is undefined behaviour (clang's UBSan says so).
+const char* GrpcCodeName(int code);
+inline const char* GrpcCodeName(grpc::StatusCode code) {
+  return GrpcCodeName(static_cast<int>(code));
+}
 
 }  // namespace courtpiece::common
 
