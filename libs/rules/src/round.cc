@@ -452,8 +452,10 @@ template <GameType G>
       return;
     }
     default: {
-      const bool a = (count_[0] >= 7) & (count_[1] >= 1);
-      const bool b = (count_[1] >= 7) & (count_[0] >= 1);
+      // Branchless on purpose (the engine's hot path): int operands, so that clang's
+      // -Wbitwise-instead-of-logical has nothing to say.
+      const int a = int{count_[0] >= 7} & int{count_[1] >= 1};
+      const int b = int{count_[1] >= 7} & int{count_[0] >= 1};
       if (a | b) [[unlikely]] {
         Finish(a ? 0 : 1, ResultKind::kNormal, 1);
       } else if (num_tricks_ == 13) [[unlikely]] {

@@ -18,7 +18,6 @@ using test::Transfers;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr int64_t kT0 = 1'000'000;  // the harness's start time
 std::vector<std::string> Details(const TableHarness& h, std::string_view type, int to = 0) {
   std::vector<std::string> out;
   for (const Event& e : h.events) {
