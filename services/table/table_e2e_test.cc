@@ -67,6 +67,10 @@ constexpr absl::Duration kRpc = absl::Seconds(5);
 // A whole game, target 10 included: a bound, not a figure. Under tests/run.sh's lanes (ctest
 // at 16 jobs beside the browser tests on 2 cores) a piles game to 10 once took over 150 s.
 constexpr absl::Duration kGame = absl::Seconds(300);
+// The heartbeat TTL of tests with two or more instances, where which instance owns a table
+// matters. With 1 s a loaded machine once starved an owner's refresh for longer and another
+// instance took its table over before the test's kill (its streams ended early).
+constexpr char kTwoOrMoreHeartbeat[] = "3s";
 
 bool WaitHealthy(const std::string& address) {
   return common::WaitServing(address, absl::Seconds(15));
@@ -632,8 +636,8 @@ TEST_F(TableE2eTest, FullGamesOfEveryTypeEndWithExactCoins) {
 // --- f. bad input through gRPC --------------------------------------------------------------
 
 TEST_F(TableE2eTest, BadInputGetsExactCodesAndHarmsNoOtherTable) {
-  const Instance& a = StartTable();
-  const Instance& b = StartTable();
+  const Instance& a = StartTable(kTwoOrMoreHeartbeat);
+  const Instance& b = StartTable(kTwoOrMoreHeartbeat);
   // A table playing on A all along: it must finish untouched by the abuse below.
   TestTable& playing = SeatTable(a.addr, "calm", R"({"game":"classic","target":1})");
   TestTable& idle = SeatTable(a.addr, "idle", R"({"game":"classic","target":1})", false);
@@ -848,10 +852,8 @@ TEST_F(TableE2eTest, VoiceNoteAnnouncedOverGrpcIsHeardAndReportedToModeration) {
 // --- b. kill -9 of the owner: mid-round, mid-stake, mid-payout ---------------------------
 
 TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {
-  // A 3 s heartbeat: with 1 s, a loaded machine once starved the owner's refresh for longer
-  // and b took the table over before the kill (its streams ended before 10 plays).
-  Instance& a = StartTable("3s");
-  Instance& b = StartTable("3s");
+  Instance& a = StartTable(kTwoOrMoreHeartbeat);
+  Instance& b = StartTable(kTwoOrMoreHeartbeat);
   TestTable& t = SeatTable(a.addr, "kill-round", R"({"game":"classic","target":1})");
   ASSERT_TRUE(WaitEvents(t, "played", 10));
   Kill(a, SIGKILL);
@@ -870,7 +872,8 @@ TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {
 }
 
 TEST_F(TableE2eTest, KillNineMidStakeThenMidPayoutWithThreeInstances) {
-  std::vector<Instance*> live = {&StartTable(), &StartTable(), &StartTable()};
+  std::vector<Instance*> live = {&StartTable(kTwoOrMoreHeartbeat), &StartTable(kTwoOrMoreHeartbeat),
+                                 &StartTable(kTwoOrMoreHeartbeat)};
   TestTable& t = SeatTable(live[0]->addr, "kill-stake", R"({"game":"classic","target":1})",
                            /*start=*/false);
   // The wallet is stopped while the stake is awaited; the owner dies; the wallet resumes.
@@ -910,8 +913,8 @@ TEST_F(TableE2eTest, KillNineMidStakeThenMidPayoutWithThreeInstances) {
 // --- c. SIGSTOP past the heartbeat: the old owner is fenced ----------------------------------
 
 TEST_F(TableE2eTest, StoppedOwnerIsFencedAndDropsTheTable) {
-  Instance& a = StartTable();
-  Instance& b = StartTable();
+  Instance& a = StartTable(kTwoOrMoreHeartbeat);
+  Instance& b = StartTable(kTwoOrMoreHeartbeat);
   TestTable& t = SeatTable(a.addr, "fenced", R"({"game":"classic","target":1})");
   ASSERT_TRUE(WaitEvents(t, "played", 6));
   Kill(a, SIGSTOP);
