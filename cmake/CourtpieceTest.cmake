@@ -30,11 +30,13 @@ set(COURTPIECE_TEST_CODE_FLAGS AUTO CACHE STRING
 tree); AUTO: -O1 in RelWithDebInfo and Release")
 add_custom_target(courtpiece_unit_tests)
 
-# COURTPIECE_TEST_TIMEOUT_SCALE: every test's TIMEOUT (a hang guard, never a performance
-# check) is multiplied by it. AUTO: 4 in a sanitizer tree, else 1. tests/run.sh runs the
+# COURTPIECE_TEST_TIMEOUT_SCALE: a test's TIMEOUT (a hang guard, never a performance check)
+# is multiplied by it. AUTO: 4 in a sanitizer tree, else 1. tests/run.sh runs the
 # sanitizer tree's tests at nice 19 beside ctest and the browsers, so a test that takes 6 s
 # in the first tree took 157 s there (courtpiece_rules_cli_test), and CI once stopped
-# replay_cases at its 120 s. Tests set their timeout with courtpiece_test_timeout().
+# replay_cases at its 120 s. courtpiece_test() and courtpiece_test_shards() apply it, and
+# every unit test added with a plain add_test() (what the sanitizer lane runs) sets its
+# timeout with courtpiece_test_timeout(); a few integration tests still set TIMEOUT directly.
 set(COURTPIECE_TEST_TIMEOUT_SCALE AUTO CACHE STRING
   "Multiplier of every test's TIMEOUT; AUTO: 4 with COURTPIECE_SANITIZE, else 1")
 if(COURTPIECE_TEST_TIMEOUT_SCALE STREQUAL "AUTO")
@@ -110,7 +112,8 @@ function(courtpiece_test_shards binary)
     add_test(NAME ${ARG_PREFIX}_${_name} COMMAND ${binary} --gtest_filter=${_filter})
     # COST: tests/run.sh starts the longest first.
     set_tests_properties(${ARG_PREFIX}_${_name} PROPERTIES LABELS integration
-      TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST} ENVIRONMENT "${ARG_REDIS_DB_ENV}=${_db}")
+      COST ${ARG_COST} ENVIRONMENT "${ARG_REDIS_DB_ENV}=${_db}")
+    courtpiece_test_timeout(${ARG_TIMEOUT} ${ARG_PREFIX}_${_name})
   endforeach()
   add_test(NAME ${ARG_COVER_TEST}
     COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${binary}> "-DSHARDS=${ARG_SHARDS}"

@@ -68,8 +68,8 @@ const char* GrpcCodeName(int code) {
                                            "UNAVAILABLE",
                                            "DATA_LOSS",
                                            "UNAUTHENTICATED"};
-  static_assert(std::size(kNames) == static_cast<size_t>(grpc::StatusCode::UNAUTHENTICATED) + 1);
-  if (code < 0 || code >= static_cast<int>(std::size(kNames))) return "UNKNOWN";
+  static_assert(std::size(kNames) == static_cast<size_t>(kMaxCode) + 1);
+  if (code < 0 || code > kMaxCode) return "UNKNOWN";
   return kNames[code];
 }
 
