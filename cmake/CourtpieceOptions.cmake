@@ -13,6 +13,22 @@ elseif(NOT COURTPIECE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "COURTPIECE_SANITIZE must be '', 'address' or 'thread', not '${COURTPIECE_SANITIZE}'")
 endif()
 
+# COURTPIECE_HOT_CODE_FLAGS: extra compile options (a ;-list) for the CPU-bound libraries the
+# tests spend their time in: the rules engine, the bots, the table machine, the rules CLI
+# and tablesim, each marked with courtpiece_hot_code(<target>). tests/run.sh's sanitizer
+# tree compiles everything at -O0 and passes -O1 here: under ASan+UBSan the optimizer is
+# most of the compile (the gateway's ws_session.cc: 54 CPU s at -O1, 15 s at -O0), while
+# only these libraries run long enough in the unit tests for -O1 to matter.
+set(COURTPIECE_HOT_CODE_FLAGS "" CACHE STRING
+  "Extra compile options for the CPU-bound libraries (courtpiece_hot_code), e.g. -O1")
+function(courtpiece_hot_code)
+  if(COURTPIECE_HOT_CODE_FLAGS)
+    foreach(target IN LISTS ARGN)
+      target_compile_options(${target} PRIVATE ${COURTPIECE_HOT_CODE_FLAGS})
+    endforeach()
+  endif()
+endfunction()
+
 # Warnings are errors in our own code (never applied to generated code). GCC 12 at -O3
 # reports false positives for restrict and maybe-uninitialized (seen in the table bench and
 # seats): they stay warnings, not errors, so Release builds of the benchmarks work.

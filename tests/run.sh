@@ -77,22 +77,22 @@ stop_lanes() {
 trap stop_lanes EXIT
 
 asan_lane() {
-  # -O1 keeps assertions on (no NDEBUG) at a fraction of -O0's run time, and -g1 (line
-  # tables only: sanitizer reports keep file:line) compiles much faster than -g; the heavy
-  # randomized tests run a tenth of their iterations here (full counts run in ctest).
+  # Debug keeps assertions on (no NDEBUG), and -g1 (line tables only: sanitizer reports
+  # keep file:line) compiles much faster than -g; the heavy randomized tests run a tenth of
+  # their iterations here (full counts run in ctest). Everything compiles at -O0 but the
+  # CPU-bound libraries the unit tests spend their time in (rules, bots, table, the rules
+  # CLI, tablesim: COURTPIECE_HOT_CODE_FLAGS, cmake/CourtpieceOptions.cmake), which stay -O1:
+  # under the sanitizers the optimizer is most of the compile, and -O0 checks code fully.
   # protoc's output does not depend on flags: the ASan tree compiles the first tree's.
   # Only what `ctest -L unit` runs is built (courtpiece_unit_tests, cmake/CourtpieceTest.cmake):
   # integration tests, benchmarks and the service binaries compile in the first tree only.
-  # Test sources compile at -O0 (COURTPIECE_TEST_CODE_FLAGS): under the sanitizers they cost
-  # less than half as much as at -O1, and the code under test stays -O1.
   # clang (Debian's clang 14, installed for the fuzzers), not GCC: GCC 12 spends several
   # times the CPU on ASan+UBSan at -O1 (libs/rules/src/round.cc: 26 s against 4 s; the
   # whole tree: README "How long CI takes"). The first tree stays GCC, so CI compiles and
   # warns with both compilers. A tree configured with GCC before is reconfigured (cmake
   # drops its cache when the compiler changes).
   cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
-    -DCOURTPIECE_TEST_CODE_FLAGS=-O0 \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O0" -DCOURTPIECE_HOT_CODE_FLAGS=-O1 \
     -DCOURTPIECE_SANITIZE=address -DCOURTPIECE_PROTO_OUT="$root/build/gen" >/dev/null
   cmake --build build-asan -j"$jobs" --target courtpiece_unit_tests
   echo "== sanitizer unit tests ($(date -u +%H:%M:%S))"
