@@ -105,6 +105,14 @@ void Table::ResolveVote(bool passed, int64_t now) {
       std::swap(seats_[partner], seats_[v.seat]);
       EmitAll(
           {.type = "swapped", .seat = partner, .player = seats_[partner].player, .value = v.seat});
+      // The recording lock is the recorder's, not the seat's (§5.2): it moves with them.
+      if (recording_seat_ == partner || recording_seat_ == v.seat) {
+        recording_seat_ = recording_seat_ == partner ? v.seat : partner;
+        EmitAll({.type = "voice_recording",
+                 .seat = recording_seat_,
+                 .player = seats_[recording_seat_].player,
+                 .value = recording_until_ - kVoiceUploadGraceMs});
+      }
     }
   }
   Reschedule(now);

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -350,6 +351,36 @@ TEST_F(Spec, ABotVoteWhoseLastVoterLeftPassesAtOnce) {
   EXPECT_FALSE(h.table().vote().active);
   EXPECT_EQ(h.table().seat(3).kind, SeatKind::kBot);
   EXPECT_EQ(h.table().seat(1).kind, SeatKind::kEmpty);
+}
+
+// §5.2: the recording lock is the recorder's. A swap while the host's partner records moves
+// the lock with them (everyone is told the new seat), so their note is still theirs to send.
+TEST_F(Spec, ASwapWhileThePartnerRecordsMovesTheLockWithThem) {
+  ASSERT_TRUE(h.Join("a").ok());  // seat 2
+  ASSERT_TRUE(h.Join("b").ok());  // seat 1
+  ASSERT_TRUE(h.Simple(CommandType::kVoiceStart, "a").ok());
+  ASSERT_EQ(h.table().recording_seat(), 2);
+  const int64_t until_ms = h.now() + kVoiceMaxMs;
+  ASSERT_TRUE(h.Simple(CommandType::kSwapPartner, "host", 1).ok());
+  const size_t before = h.events.size();
+  ASSERT_TRUE(h.Vote("b", true).ok());
+  ASSERT_EQ(h.table().seat(1).player, "a");
+  EXPECT_EQ(h.table().recording_seat(), 1);
+  std::set<std::string> told;  // every person seated hears where the recorder sits now
+  for (size_t i = before; i < h.events.size(); ++i) {
+    const Event& e = h.events[i];
+    if (e.type != "voice_recording") continue;
+    EXPECT_EQ(e.seat, 1);
+    EXPECT_EQ(e.player, "a");
+    EXPECT_EQ(e.value, until_ms);
+    told.insert(e.to_player);
+  }
+  EXPECT_EQ(told, (std::set<std::string>{"host", "a", "b"}));
+  EXPECT_EQ(h.Simple(CommandType::kVoiceDiscard, "b").message(), "you are not recording");
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kVoiceSent, .player = "a", .note_id = "n1", .duration_ms = 900})
+          .ok());
+  EXPECT_EQ(h.table().FindNote("n1")->author_seat, 1);
 }
 
 // §4.3 vs §4.11: at a full table the automatic start (7 s) waits for a swap vote, so the
