@@ -9,7 +9,7 @@ namespace courtpiece::gateway {
 
 bool FakeUpstreamStream::Send(table::v1::PlayRequest request) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (cancelled_ || refuse_) return false;
+  if (cancelled_ || closed_ || refuse_) return false;
   sent_.push_back(std::move(request));
   return true;
 }
@@ -17,6 +17,16 @@ bool FakeUpstreamStream::Send(table::v1::PlayRequest request) {
 void FakeUpstreamStream::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;
+}
+
+void FakeUpstreamStream::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+}
+
+bool FakeUpstreamStream::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
 }
 
 std::vector<table::v1::PlayRequest> FakeUpstreamStream::sent() const {

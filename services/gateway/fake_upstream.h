@@ -20,9 +20,11 @@ class FakeUpstreamStream final : public UpstreamStream {
  public:
   bool Send(table::v1::PlayRequest request) override;
   void Cancel() override;
+  void Close() override;
 
   std::vector<table::v1::PlayRequest> sent() const;
   bool cancelled() const;
+  bool closed() const;
   // Makes Send answer false from now on (a full queue).
   void RefuseSends();
 
@@ -30,6 +32,7 @@ class FakeUpstreamStream final : public UpstreamStream {
   mutable std::mutex mu_;
   std::vector<table::v1::PlayRequest> sent_;  // guarded by mu_
   bool cancelled_ = false;                    // guarded by mu_
+  bool closed_ = false;                       // guarded by mu_
   bool refuse_ = false;                       // guarded by mu_
 };
 

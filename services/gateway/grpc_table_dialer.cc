@@ -41,7 +41,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   bool Send(PlayRequest request) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ended_ || broken_) return false;
+      if (ended_ || broken_ || closing_) return false;
       if (write_in_flight_) {
         if (static_cast<int>(queue_.size()) >= send_queue_max_) return false;
         queue_.push_back(std::move(request));
@@ -62,7 +62,19 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
     context_.TryCancel();
   }
 
+  void Close() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_ || broken_ || closing_) return;
+      closing_ = true;
+      if (write_in_flight_) return;  // OnWriteDone half-closes after the queue
+      write_in_flight_ = true;       // the writes-done is the last "write"
+    }
+    StartWritesDone();
+  }
+
   void OnWriteDone(bool ok) override {
+    bool writes_done = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!ok) {  // the stream is broken; OnDone tells why
@@ -71,12 +83,19 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
         queue_.clear();
         return;
       }
-      if (queue_.empty()) {
+      if (!queue_.empty()) {
+        writing_ = std::move(queue_.front());
+        queue_.pop_front();
+      } else if (closing_) {
+        writes_done = true;  // everything sent before Close() is written
+      } else {
         write_in_flight_ = false;
         return;
       }
-      writing_ = std::move(queue_.front());
-      queue_.pop_front();
+    }
+    if (writes_done) {
+      StartWritesDone();
+      return;
     }
     StartWrite(&writing_);
   }
@@ -117,6 +136,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   bool write_in_flight_ = false;   // guarded by mu_
   bool broken_ = false;            // guarded by mu_
   bool ended_ = false;             // guarded by mu_
+  bool closing_ = false;           // guarded by mu_: Close() was called
 };
 
 }  // namespace

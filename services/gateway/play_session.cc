@@ -104,7 +104,15 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     outbox_.clear();
     if (state_ == State::kDone) return;
     state_ = State::kDone;
+    // The commands already sent still reach the table (a `leave` sent just before the
+    // client closed must be a leave, not a disconnect); then the stream ends from here.
+    std::shared_ptr<UpstreamStream> closing = std::move(stream_);
+    stream_ = nullptr;
     StopUpstreamLocked();
+    if (closing != nullptr) {
+      closing->Close();
+      deps_.scheduler.After(options_.upstream_close_grace, [closing] { closing->Cancel(); });
+    }
   }
 
   // Called by the upstream observer of generation `gen`.

@@ -52,6 +52,9 @@ struct PlaySessionOptions {
   int in_flight_max = 256;                // commands sent upstream awaiting their result
   int pending_before_open_max = 16;       // commands held until the first upstream stream
   int redirects_without_backoff_max = 2;  // FAILED_PRECONDITION hops retried at once
+  // A client gone: its upstream stream is closed after the commands it sent (a `leave`
+  // just before closing reaches the table), and cut if it has not ended after this.
+  absl::Duration upstream_close_grace = absl::Seconds(2);
 };
 
 struct PlayDeps {

@@ -363,10 +363,21 @@ TEST_F(PlaySessionTest, RateLimitRefusesPastTheBurstAndClosesAtTheHundredthRefus
   EXPECT_TRUE(dialer_.last().stream->cancelled());
 }
 
-TEST_F(PlaySessionTest, ClientGoneCancelsUpstreamAndLaterRepliesAreIgnored) {
+// The client goes: the upstream is closed after what it sent (a `leave` sent just before the
+// client closed reaches the table as a leave, not a disconnect), then cut after 2 s if the
+// table has not ended it; nothing more reaches the gone client.
+TEST_F(PlaySessionTest, ClientGoneClosesUpstreamAfterItsCommandsThenCutsItAfterTheGrace) {
   OpenAndPlay(1);
   const FakeCall call = dialer_.last();
+  conn_->OnClientMessage(Command(7, "leave"));
   conn_->OnClientGone();
+  EXPECT_THAT(SentCommandIds(call), ElementsAre(7));
+  EXPECT_EQ(call.stream->sent()[0].command().type(), "leave");
+  EXPECT_TRUE(call.stream->closed());
+  EXPECT_FALSE(call.stream->cancelled());
+  scheduler_.AdvanceAndRun(absl::Milliseconds(1'999));
+  EXPECT_FALSE(call.stream->cancelled());
+  scheduler_.AdvanceAndRun(absl::Milliseconds(1));
   EXPECT_TRUE(call.stream->cancelled());
   call.Respond(Event(2, "late"));
   call.End(absl::CancelledError("cancelled"));
@@ -480,7 +491,7 @@ TEST_F(PlaySessionTest, SinkThatCallsBackIntoTheSessionDoesNotDeadlock) {
   call.Respond(Event(1, "e1"));
   call.Respond(Event(2, "e2"));
   EXPECT_EQ(sink->sends, 2);
-  EXPECT_TRUE(call.stream->cancelled());
+  EXPECT_TRUE(call.stream->closed());
 }
 
 }  // namespace

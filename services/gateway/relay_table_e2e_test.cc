@@ -323,6 +323,47 @@ TEST_F(RelayTableE2eTest, DialerOpensRelaysCommandsAndReadsTheOwnerRedirect) {
   EXPECT_EQ(seen->ends, 1);
 }
 
+// Close() (a client gone) writes every command queued before it, then half-closes: the
+// table takes the last command (here a leave) and ends the stream OK, rather than the stream
+// being cut with the leave still queued (which the table would see as a disconnect).
+TEST_F(RelayTableE2eTest, CloseSendsEveryQueuedCommandThenEndsTheStream) {
+  ASSERT_EQ(CreateTable(a_.addr, "gw-t3", "p1"), a_.addr);
+  OpenAccount("p2");
+  GrpcTableDialer dialer(nullptr);
+  auto host = std::make_shared<RecordingObserver>();
+  std::shared_ptr<UpstreamStream> host_stream = dialer.Open(a_.addr, "p1", Open("gw-t3"), host);
+  ASSERT_TRUE(host->WaitOpened().has_value());
+  auto guest = std::make_shared<RecordingObserver>();
+  std::shared_ptr<UpstreamStream> stream = dialer.Open(a_.addr, "p2", Open("gw-t3"), guest);
+  ASSERT_TRUE(guest->WaitOpened().has_value());
+  ASSERT_TRUE(stream->Send(Command(1, "join")));
+  std::optional<pb::CommandResult> joined = guest->WaitResult(1);
+  ASSERT_TRUE(joined.has_value());
+  ASSERT_EQ(joined->code(), 0) << joined->message();
+  for (uint64_t id = 2; id <= 11; ++id) ASSERT_TRUE(stream->Send(Command(id, "voice_discard")));
+  ASSERT_TRUE(stream->Send(Command(12, "leave")));
+  stream->Close();
+  EXPECT_FALSE(stream->Send(Command(13, "join")));  // nothing after Close
+  ASSERT_TRUE(guest->WaitEnd());
+  EXPECT_TRUE(guest->end->ok()) << guest->end->ToString();
+  // The table ends a half-closed stream at once (the client is not reading any more), so
+  // results after that are not sent; the commands still reach the table, in order. The
+  // host saw p2 leave (a free seat), not p2's connection drop.
+  std::optional<std::string> p2_went;
+  WaitUntil(host->mu, host->cv, kWait, [&] {
+    for (const pb::PlayResponse& m : host->responses) {
+      if (m.has_event() && m.event().player() == "p2" &&
+          (m.event().type() == "unseated" || m.event().type() == "away")) {
+        p2_went = absl::StrCat(m.event().type(), " ", m.event().detail());
+      }
+    }
+    return p2_went.has_value();
+  });
+  EXPECT_EQ(p2_went, std::optional<std::string>("unseated left"));
+  EXPECT_EQ(guest->ends, 1);
+  host_stream->Cancel();
+}
+
 TEST_F(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
   const std::string owner = CreateTable(a_.addr, "gw-t2", "p1");
   ASSERT_EQ(owner, a_.addr);

@@ -58,7 +58,12 @@ class UpstreamStream {
  public:
   virtual ~UpstreamStream() = default;
   virtual bool Send(table::v1::PlayRequest request) = 0;
+  // Cuts the stream now: requests still queued may never reach the table.
   virtual void Cancel() = 0;
+  // Ends the stream from this side once every request sent before has been written, so the
+  // table takes them (a `leave` sent just before the client closed) and then sees the end.
+  // Send after Close is refused; Cancel still cuts it (the caller bounds the wait).
+  virtual void Close() = 0;
 };
 
 class TableDialer {
