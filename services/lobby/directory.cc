@@ -523,6 +523,15 @@ absl::StatusOr<TableRef> Directory::QuickJoin(std::string_view caller, const Tab
                                               std::string_view request_id) {
   if (query.game.empty()) return absl::InvalidArgumentError("game: required");
   RETURN_IF_ERROR(ValidateQuery(query));
+  // A range no table can have would make a table outside it (RULES.md §4.1: 25..1000).
+  if (query.bet_max_coins > 0 && query.bet_max_coins < table::kBetMinCoins) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bet_max_coins: below the smallest bet (", table::kBetMinCoins, ")"));
+  }
+  if (query.bet_min_coins > table::kBetMaxCoins) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bet_min_coins: above the largest bet (", table::kBetMaxCoins, ")"));
+  }
   if (!request_id.empty() && !ValidRequestId(request_id)) {
     return absl::InvalidArgumentError("request_id: must be 1..64 chars of [A-Za-z0-9_-]");
   }

@@ -324,6 +324,17 @@ TEST_F(DirectoryTest, QuickJoinFillsTheFullestTableThenCreatesWithDefaults) {
   EXPECT_NE(cheap->table_id, next->table_id);
   EXPECT_EQ(cheap->bet_coins, 50);
   EXPECT_EQ(dir->QuickJoin("p6", {}, "").status().code(), absl::StatusCode::kInvalidArgument);
+  // A range outside 25..1000 (RULES.md §4.1) is refused, not met with a table outside it.
+  absl::StatusOr<TableRef> below = dir->QuickJoin("p6", {.game = "kaat", .bet_max_coins = 10}, "");
+  EXPECT_EQ(below.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(below.status().message(), "bet_max_coins: below the smallest bet (25)");
+  absl::StatusOr<TableRef> above =
+      dir->QuickJoin("p6", {.game = "kaat", .bet_min_coins = 5000}, "");
+  EXPECT_EQ(above.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(above.status().message(), "bet_min_coins: above the largest bet (1000)");
+  absl::StatusOr<TableRef> top = dir->QuickJoin("p6", {.game = "kaat", .bet_min_coins = 1000}, "");
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_EQ(top->bet_coins, 1000);
   EXPECT_EQ(dir->QuickJoin("p6", {.game = "chess"}, "").status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -108,8 +108,34 @@ Kind Classify(char32_t c) {
   return Kind::kOther;
 }
 
-// ASCII folding for the impersonation checks: lowercase, digits read as the letters they
-// imitate when `leet`; everything else (other scripts, punctuation) becomes a separator.
+// The ASCII letters an accented Latin letter reads as (U+00C0..U+017F), so that "Àdmin",
+// "Adm\u0131n" (a dotless i) and "B\u00F3t" are checked as "admin" and "bot". Latin
+// Extended-B (U+0180..U+024F), rarer and less regular, reads as '?': any one letter.
+std::string_view LatinBase(char32_t c) {
+  static constexpr std::string_view kLatin1[] = {
+      "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i",  "i",   // C0
+      "d", "n", "o", "o", "o", "o", "o",  "",  "o", "u", "u", "u", "u", "y", "th", "ss",  // D0
+      "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i",  "i",   // E0
+      "d", "n", "o", "o", "o", "o", "o",  "",  "o", "u", "u", "u", "u", "y", "th", "y"};  // F0
+  // U+0100..U+017F: each base letter's capitals and smalls in a row (U+0132/3 and U+0152/3
+  // are the ligatures IJ and OE; U+0149 is 'n).
+  static constexpr std::string_view kExtendedA =
+      "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiXXjjkkklllllll"
+      "lllnnnnnnnnnooooooXXrrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+  if (In(c, 0x00C0, 0x00FF)) return kLatin1[c - 0x00C0];
+  if (In(c, 0x0100, 0x017F)) {
+    if (c == 0x0132 || c == 0x0133) return "ij";
+    if (c == 0x0152 || c == 0x0153) return "oe";
+    return kExtendedA.substr(c - 0x0100, 1);
+  }
+  if (In(c, 0x0180, 0x024F)) return "?";
+  return "";
+}
+
+// ASCII folding for the impersonation checks: lowercase, accented Latin letters read as
+// their base letters, digits read as the letters they imitate when `leet`, the invisible
+// joiners dropped (so "B\u200Cot" is "bot"); everything else (other scripts, punctuation)
+// becomes a separator.
 std::string Fold(const std::vector<char32_t>& cps, bool leet) {
   std::string out;
   for (char32_t c : cps) {
@@ -120,6 +146,10 @@ std::string Fold(const std::vector<char32_t>& cps, bool leet) {
     } else if (leet && In(c, '0', '9')) {
       static constexpr char kLeet[] = "oizeasgtbg";  // 0 1 2 3 4 5 6 7 8 9
       out += kLeet[c - '0'];
+    } else if (c == 0x200C || c == 0x200D) {
+      // invisible: nothing
+    } else if (std::string_view base = LatinBase(c); !base.empty()) {
+      out += base;
     } else {
       out += ' ';
     }
@@ -127,24 +157,48 @@ std::string Fold(const std::vector<char32_t>& cps, bool leet) {
   return out;
 }
 
+// Words of the folded text; a run of one-letter words counts as one word as well, so that
+// "B o t" and "B.o.t" are checked as "bot".
 std::vector<std::string> Words(const std::string& folded) {
   std::vector<std::string> words;
-  std::string word;
+  std::string word, letters;
+  auto end_word = [&] {
+    if (word.empty()) return;
+    if (word.size() == 1) {
+      letters += word;
+    } else if (!letters.empty()) {
+      if (letters.size() > 1) words.push_back(std::move(letters));
+      letters.clear();
+    }
+    words.push_back(std::move(word));
+    word.clear();
+  };
   for (char c : folded) {
     if (c == ' ') {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
+      end_word();
     } else {
       word += c;
     }
   }
-  if (!word.empty()) words.push_back(std::move(word));
+  end_word();
+  if (letters.size() > 1) words.push_back(std::move(letters));
   return words;
 }
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), std::string(suffix)) == 0;
+// `text` at `pos` reads as `reserved`; '?' in text (a rarer Latin letter) matches any letter.
+bool MatchesAt(std::string_view text, size_t pos, std::string_view reserved) {
+  if (pos + reserved.size() > text.size()) return false;
+  for (size_t i = 0; i < reserved.size(); ++i) {
+    if (text[pos + i] != reserved[i] && text[pos + i] != '?') return false;
+  }
+  return true;
+}
+
+bool Contains(std::string_view text, std::string_view reserved) {
+  for (size_t pos = 0; pos + reserved.size() <= text.size(); ++pos) {
+    if (MatchesAt(text, pos, reserved)) return true;
+  }
+  return false;
 }
 
 bool Impersonates(const std::vector<char32_t>& cps) {
@@ -156,16 +210,16 @@ bool Impersonates(const std::vector<char32_t>& cps) {
     const std::string folded = Fold(cps, leet);
     for (const std::string& word : Words(folded)) {
       for (std::string_view reserved : kReservedWords) {
-        if (word == reserved) return true;
+        if (word.size() == reserved.size() && MatchesAt(word, 0, reserved)) return true;
       }
-      if (EndsWith(word, "bot")) return true;
+      if (word.size() >= 3 && MatchesAt(word, word.size() - 3, "bot")) return true;
     }
     std::string squeezed;  // separators dropped: "a d m i n" -> "admin"
     for (char c : folded) {
       if (c != ' ') squeezed += c;
     }
     for (std::string_view reserved : kReservedAnywhere) {
-      if (squeezed.find(reserved) != std::string::npos) return true;
+      if (Contains(squeezed, reserved)) return true;
     }
   }
   return false;

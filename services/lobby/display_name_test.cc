@@ -77,7 +77,15 @@ TEST(DisplayNameTest, NoImpersonation) {
         "Official Ali", "support", "Staff"}) {
     Refused(name, "bot, an admin or the house");
   }
-  for (const std::string name : {"Abbott", "Botha", "Modi", "Bottle", "Ahmad", "Badminton"}) {
+  // Spelled around the checks: joiners (invisible), accented or dotless look-alikes, letters
+  // spaced or dotted apart.
+  for (const std::string name : {"B\u200Cot", "Sup\u200Cport", "Ad\u200Dmin", "Adm\u0131n",
+                                 "\u00C0dmin", "B\u00F3t", "\u0160taff", "Syst\u00E8m", "M\u00F6d",
+                                 "B o t", "B.o.t", "Ali b-o-t", "S t a f f", "Adm\u01D0n"}) {
+    Refused(name, "bot, an admin or the house");
+  }
+  for (const std::string name : {"Abbott", "Botha", "Modi", "Bottle", "Ahmad", "Badminton",
+                                 "J\u00FCrgen", "Zo\u00EB", "\u00C1lvaro B", "A B", "Ali Bo"}) {
     // "Badminton" holds "admin": refused (documented); the others pass.
     if (name == "Badminton") {
       Refused(name, "bot, an admin");
