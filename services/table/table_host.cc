@@ -185,7 +185,12 @@ struct TableHost::Impl {
   absl::Mutex taking_mu;
   absl::flat_hash_set<std::string> taking ABSL_GUARDED_BY(taking_mu);  // takeovers posted
   absl::Mutex streams_mu;
-  absl::flat_hash_map<uint64_t, std::string> stream_tables ABSL_GUARDED_BY(streams_mu);
+  // Stream id -> its table, and whether the stream was already given up for an overload.
+  struct StreamEntry {
+    std::string table_id;
+    bool overloaded = false;
+  };
+  absl::flat_hash_map<uint64_t, StreamEntry> stream_tables ABSL_GUARDED_BY(streams_mu);
   absl::Mutex watch_mu;
   absl::CondVar watch_cv;
   bool watch_stop ABSL_GUARDED_BY(watch_mu) = false;
@@ -206,6 +211,13 @@ struct TableHost::Impl {
     w.tasks.push_back(std::move(task));
     w.cv.Signal();
     return true;
+  }
+  // Past worker_queue_max too: only for what must not be lost and is bounded elsewhere: a
+  // stream's end (once per stream), the reply to a call already taken (once per call).
+  void PostAlways(Worker& w, std::function<void()> task) {
+    absl::MutexLock lock(&w.mu);
+    w.tasks.push_back(std::move(task));
+    w.cv.Signal();
   }
   Hosted* Find(Worker& w, std::string_view id) {
     auto it = w.tables.find(std::string(id));
@@ -460,7 +472,20 @@ struct TableHost::Impl {
     it->second.sink->Finish(
         absl::ResourceExhaustedError("the stream's queue is full: the client is not reading"));
     const std::string table_id = h.id;
-    Post(w, [this, &w, table_id, id] { OnStreamGone(w, table_id, id); });
+    PostAlways(w, [this, &w, table_id, id] { OnStreamGone(w, table_id, id); });
+  }
+
+  // A command the worker's queue had no room for: the stream is ended with
+  // RESOURCE_EXHAUSTED (the client reconnects and resumes by seq), which the table sees as
+  // a disconnect, so no command goes unanswered and no player is left counted present.
+  void OnStreamOverloaded(Worker& w, const std::string& table_id, uint64_t id) {
+    if (Hosted* h = Find(w, table_id); h != nullptr) {
+      if (auto it = h->streams.find(id); it != h->streams.end()) {
+        it->second.sink->Finish(absl::ResourceExhaustedError(
+            "the instance is overloaded: a command was not taken; reconnect"));
+      }
+    }
+    OnStreamGone(w, table_id, id);
   }
 
   bool HasStream(const Hosted& h, std::string_view player) const {
@@ -695,6 +720,12 @@ struct TableHost::Impl {
       Forget(id);
       return;
     }
+    if (h->closed) {  // kept only until the lobby has its close record: gone for players
+      sink->Finish(absl::NotFoundError(
+          absl::StrCat("table ", common::ToAbsl(open.table_id()), " is closed")));
+      Forget(id);
+      return;
+    }
     for (auto it = h->streams.begin(); it != h->streams.end();) {
       if (it->second.player == player) {
         it->second.sink->Finish(
@@ -787,13 +818,17 @@ struct TableHost::Impl {
       Apply(w, *h, id, command, *c);
       return;
     }
-    if (SeatOfPlayer(*h->table, stream.player) >= 0) {
+    if (const int seat = SeatOfPlayer(*h->table, stream.player); seat >= 0) {
+      if (h->table->seat(seat).Away()) {  // pressed Leave mid-round: join is coming back
+        Apply(w, *h, id, command, *c);
+        return;
+      }
       reply_now(absl::AlreadyExistsError("already seated at this table"));
       return;
     }
     wallet.GetBalance(stream.player, Deadline(),
                       [this, &w, table_id, id, command, c = *c](absl::StatusOr<int64_t> b) {
-                        Post(w, [this, &w, table_id, id, command, c, b] {
+                        PostAlways(w, [this, &w, table_id, id, command, c, b] {
                           OnBalance(w, table_id, id, command, c, b);
                         });
                       });
@@ -943,13 +978,19 @@ struct TableHost::Impl {
       answer_after_save(n->play_at_ms, /*replayed=*/true);
       return;
     }
-    const uint64_t round = h->table->voice_round();
+    // The note belongs to the round its recording started in (§5.1), as CheckVoiceLock
+    // told moderation: a recording that outlasts its round (the last card played, the next
+    // count-in begun) is still announced.
+    const int seat = SeatOfPlayer(*h->table, r.player());
+    const bool recording = seat >= 0 && h->table->recording_seat() == seat;
+    const uint64_t round = recording ? h->table->recording_round() : h->table->voice_round();
     if (r.round() != round) {
       if (metrics != nullptr) {
         metrics->Command("announce_voice_note", absl::StatusCode::kFailedPrecondition);
       }
       done(absl::FailedPreconditionError(absl::StrCat(
-          "round_over: the note is of round ", r.round(), ", the table is in round ", round)));
+          "round_over: the note is of round ", r.round(),
+          recording ? ", the recording is of round " : ", the table is in round ", round)));
       return;
     }
     // The player's own voice_sent, through the stream commands' path.
@@ -1483,7 +1524,7 @@ uint64_t TableHost::Open(std::string_view player, const table::v1::OpenTable& op
   }
   {
     absl::MutexLock lock(&impl_->streams_mu);
-    impl_->stream_tables[id] = open.table_id();
+    impl_->stream_tables[id] = {.table_id = open.table_id()};
   }
   Impl::Worker& w = impl_->WorkerOf(open.table_id());
   std::string p(player);
@@ -1499,13 +1540,23 @@ void TableHost::Command(uint64_t stream_id, const table::v1::TableCommand& comma
   {
     absl::MutexLock lock(&impl_->streams_mu);
     auto it = impl_->stream_tables.find(stream_id);
-    if (it == impl_->stream_tables.end()) return;
-    table_id = it->second;
+    if (it == impl_->stream_tables.end() || it->second.overloaded) return;
+    table_id = it->second.table_id;
   }
   Impl::Worker& w = impl_->WorkerOf(table_id);
-  (void)impl_->Post(w, [this, &w, table_id, stream_id, command] {
-    impl_->OnCommand(w, table_id, stream_id, command);
-  });
+  if (impl_->Post(w, [this, &w, table_id, stream_id, command] {
+        impl_->OnCommand(w, table_id, stream_id, command);
+      })) {
+    return;
+  }
+  {
+    absl::MutexLock lock(&impl_->streams_mu);
+    auto it = impl_->stream_tables.find(stream_id);
+    if (it == impl_->stream_tables.end() || it->second.overloaded) return;
+    it->second.overloaded = true;  // once per stream: its later commands go with it
+  }
+  impl_->PostAlways(
+      w, [this, &w, table_id, stream_id] { impl_->OnStreamOverloaded(w, table_id, stream_id); });
 }
 
 void TableHost::StreamEnded(uint64_t stream_id) {
@@ -1514,10 +1565,10 @@ void TableHost::StreamEnded(uint64_t stream_id) {
     absl::MutexLock lock(&impl_->streams_mu);
     auto it = impl_->stream_tables.find(stream_id);
     if (it == impl_->stream_tables.end()) return;
-    table_id = it->second;
+    table_id = it->second.table_id;
   }
   Impl::Worker& w = impl_->WorkerOf(table_id);
-  (void)impl_->Post(
+  impl_->PostAlways(
       w, [this, &w, table_id, stream_id] { impl_->OnStreamGone(w, table_id, stream_id); });
 }
 

@@ -103,7 +103,7 @@ pb::TableCommand Cmd(uint64_t id, std::string type) {
 // One instance: a host with its own fakes' view of the shared store and wallet.
 struct Instance {
   Instance(std::string id, FakeClock& clock, FakeTableStore& store, FakeWalletPort& wallet,
-           FakeRecordsPort& records)
+           FakeRecordsPort& records, int worker_queue_max = 100'000)
       : seeds("master", id) {
     HostOptions o;
     o.instance_id = id;
@@ -111,6 +111,7 @@ struct Instance {
     o.workers = 2;
     o.start_threads = false;
     o.events_max = 64;
+    o.worker_queue_max = worker_queue_max;
     host = std::make_unique<TableHost>(o, clock, store, wallet, records, engines, seeds);
   }
   table::RulesEngineFactory engines;
@@ -384,6 +385,53 @@ TEST_F(HostTest, CommandsGetExactErrorsAndChangeNothing) {
   EXPECT_EQ(info->table().seats(1).kind(), "empty");
 }
 
+// A worker's queue full (worker_queue_max): a command it has no room for ends its stream with
+// RESOURCE_EXHAUSTED, which the table takes as a disconnect (no command is left unanswered,
+// no player counted present on a dead stream); a stream's end is never dropped.
+TEST_F(HostTest, AnOverloadedWorkerEndsTheStreamInsteadOfDroppingItsCommands) {
+  Instance one("inst-q", clock, store, wallet, records, /*worker_queue_max=*/1);
+  ASSERT_TRUE(one.host->Start().ok());
+  ASSERT_TRUE(CreateOn(*one.host, Create()).ok());
+  Client host = OpenOn(*one.host, "host");
+  Client ann = OpenOn(*one.host, "a");
+  ASSERT_EQ(Do(*one.host, ann, Cmd(1, "join")), 0);
+  host.sink->Take();
+  one.host->Command(ann.id, Cmd(2, "voice_discard"));  // queued: the queue is full
+  one.host->Command(ann.id, Cmd(3, "voice_discard"));  // no room: the stream is given up
+  one.host->Command(ann.id, Cmd(4, "voice_discard"));  // after that: dropped with the stream
+  one.host->Poll();
+  ASSERT_TRUE(ann.sink->finished().has_value());
+  EXPECT_EQ(ann.sink->finished()->code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(ann.sink->finished()->message(),
+            "the instance is overloaded: a command was not taken; reconnect");
+  // Those taken were answered (the join; the first discard if the queue had room for it);
+  // the rest went with the stream.
+  std::vector<uint64_t> answered;
+  for (const pb::CommandResult& r : ResultsIn(ann.sink->All())) answered.push_back(r.command_id());
+  ASSERT_FALSE(answered.empty());
+  EXPECT_EQ(answered.front(), 1u);
+  EXPECT_LE(answered.size(), 2u);
+  EXPECT_THAT(answered, ::testing::Not(::testing::Contains(3u)));
+  EXPECT_THAT(answered, ::testing::Not(::testing::Contains(4u)));
+  // Everyone else sees a's connection gone.
+  bool away = false;
+  for (const pb::TableEvent& e : EventsIn(host.sink->Take())) {
+    away = away || (e.type() == "away" && e.player() == "a" && e.detail() == "disconnected");
+  }
+  EXPECT_TRUE(away);
+  // A stream's end with the queue full still reaches the table.
+  Client ann2 = OpenOn(*one.host, "a");
+  host.sink->Take();
+  one.host->Command(ann2.id, Cmd(5, "voice_discard"));  // fills the queue
+  one.host->StreamEnded(ann2.id);
+  one.host->Poll();
+  away = false;
+  for (const pb::TableEvent& e : EventsIn(host.sink->Take())) {
+    away = away || (e.type() == "away" && e.player() == "a" && e.detail() == "disconnected");
+  }
+  EXPECT_TRUE(away);
+}
+
 // Voice notes through the host: moderation's CheckVoiceLock and AnnounceVoiceNote, the
 // refused stream voice_sent, and reports of an announced note at the window's exact edges.
 // "host" (seat 0), "a" (seat 2) and "b" (seat 1) are seated; no game (voice round 0).
@@ -528,9 +576,40 @@ TEST_F(Voice, AnnounceRefusesAnotherRoundAndChangesNothing) {
   ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
   absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1", 3'000, /*round=*/1));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(r.status().message(), "round_over: the note is of round 1, the table is in round 0");
+  EXPECT_EQ(r.status().message(),
+            "round_over: the note is of round 1, the recording is of round 0");
   EXPECT_EQ(Reason("a"), "may_send");  // the lock stays
   EXPECT_TRUE(Notes(ben.sink->All()).empty());
+  // Without the lock, the table's round is named.
+  r = Announce(Req("b", "n2", 3'000, /*round=*/1));
+  EXPECT_EQ(r.status().message(), "round_over: the note is of round 1, the table is in round 0");
+}
+
+// A recording that outlasts its round (here: started before the game, the count-in of round
+// 1 begun meanwhile) is still that round's note (§5.1): CheckVoiceLock names its round, the
+// announce of that round is accepted and plays 1 s later; the new round's allowance is
+// untouched for everyone else.
+TEST_F(Voice, ARecordingThatOutlastsItsRoundIsStillAnnounced) {
+  ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  ASSERT_EQ(Do(*a->host, host, Cmd(3, "start_now")), 0);  // a bot sits; round 1 counts in
+  absl::StatusOr<pb::CheckVoiceLockResponse> ben_lock = Check("b");
+  ASSERT_TRUE(ben_lock.ok()) << ben_lock.status();
+  EXPECT_EQ(ben_lock->round(), 1u);
+  absl::StatusOr<pb::CheckVoiceLockResponse> lock = Check("a");
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_TRUE(lock->may_send());
+  EXPECT_EQ(lock->round(), 0u);
+  const int64_t now = NowMs();
+  absl::StatusOr<pb::AnnounceVoiceNoteResponse> r = Announce(Req("a", "n1", 3'000, /*round=*/0));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->play_at_ms(), now + 1'000);
+  EXPECT_FALSE(r->replayed());
+  std::vector<pb::TableEvent> notes = Notes(ben.sink->All());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].detail(), "n1");
+  EXPECT_EQ(notes[0].value(), now + 1'000);
+  EXPECT_EQ(Reason("b"), "no_lock");  // b's note of round 1 is still to come
+  EXPECT_EQ(Reason("host"), "no_lock");
 }
 
 TEST_F(Voice, AnnounceWithoutTheLockIsNoLock) {
@@ -769,6 +848,24 @@ TEST_F(FullGame, WhileSavesFailADueEffectWaitsForTheSaveRetryInsteadOfSpinning) 
   EXPECT_EQ(CreateOn(*a->host, Create())->table().phase(), "playing");
 }
 
+// Leave mid-round and change your mind on the same stream: join brings you back (a bot
+// played meanwhile), as it does after a reconnect; seated and present, join is refused.
+TEST_F(FullGame, LeaveThenJoinOnTheSameStreamComesBackMidRound) {
+  SeatEveryone(*a->host);
+  Run(*a->host, 7'000);  // count-in, then the stake: round 1 is dealt
+  Client& ann = clients["a"];
+  ASSERT_EQ(Do(*a->host, ann, Cmd(201, "leave")), 0);
+  ann.sink->Take();
+  ASSERT_EQ(Do(*a->host, ann, Cmd(202, "join")), 0);
+  bool back = false;
+  for (const pb::TableEvent& e : EventsIn(clients["host"].sink->All())) {
+    back = back || (e.type() == "back" && e.player() == "a");
+  }
+  EXPECT_TRUE(back);
+  EXPECT_TRUE(HasEvent(ann.sink->All(), "hand"));     // its view again, its own cards
+  EXPECT_EQ(Do(*a->host, ann, Cmd(203, "join")), 6);  // ALREADY_EXISTS: seated and here
+}
+
 TEST_F(FullGame, ResumeBySeqGivesTheMissedEventsOnlyOrAFreshView) {
   SeatEveryone(*a->host);
   Run(*a->host, 7'000);
@@ -896,6 +993,12 @@ TEST_F(FullGame, AClosedTableStaysUntilTheLobbyAcksItsCloseEvenAcrossATakeover) 
   Run(*a->host, 2'000, 100);
   EXPECT_TRUE(store.GetOwner("t1").ok());  // kept: its close is not acknowledged
   EXPECT_TRUE(records.closes().empty());
+  // Kept for the lobby only: a player opening it is told it is gone.
+  Client late = OpenOn(*a->host, "a");
+  ASSERT_TRUE(late.sink->finished().has_value());
+  EXPECT_EQ(late.sink->finished()->code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(late.sink->finished()->message(), "table t1 is closed");
+  EXPECT_TRUE(late.sink->All().empty());
   // inst-a dies (no heartbeat, no polls); inst-b takes the table over.
   clock.Advance(absl::Seconds(4));
   b.host->WatchOnce();
