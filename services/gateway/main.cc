@@ -167,7 +167,8 @@ int Run() {
   }
   redis_options->db = config->redis_db;
   const Clock& clock = RealClock::Instance();
-  const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew);
+  const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew,
+                                     auth::TokenVerifier::kDefaultCacheMax);
   const TokenGate gate(verifier);
   PrometheusGatewayMetrics gateway_metrics(**metrics);
 

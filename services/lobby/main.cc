@@ -96,6 +96,7 @@ struct Config {
   int pool_size = 0;
   absl::Duration rpc_deadline_max;
   absl::Duration token_skew;
+  size_t token_cache_max = 0;
   AccountsOptions accounts;
   std::optional<auth::SigningKey> signing_key;
   auth::VerifyKeys verify_keys;
@@ -184,6 +185,8 @@ absl::StatusOr<Config> ReadConfig() {
                                         absl::Seconds(10), absl::Hours(24 * 365));
   c.token_skew = env.Duration("COURTPIECE_LOBBY_TOKEN_SKEW", auth::TokenVerifier::kDefaultSkew,
                               absl::ZeroDuration(), absl::Minutes(5));
+  c.token_cache_max = static_cast<size_t>(env.Int(
+      "COURTPIECE_LOBBY_TOKEN_CACHE_MAX", auth::TokenVerifier::kDefaultCacheMax, 0, 1'000'000));
   c.accounts.avatar_max = static_cast<int>(env.Int("COURTPIECE_LOBBY_AVATAR_MAX", 64, 1, 10000));
   c.accounts.wallet_read_timeout =
       env.Duration("COURTPIECE_LOBBY_WALLET_READ_TIMEOUT", absl::Milliseconds(500),
@@ -234,7 +237,8 @@ int Run() {
   }
   const Clock& clock = RealClock::Instance();
   const auth::TokenSigner signer(*config->signing_key, clock);
-  const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew);
+  const auth::TokenVerifier verifier(config->verify_keys, clock, config->token_skew,
+                                     config->token_cache_max);
   const auth::TokenCallerAuth caller_auth(verifier);
   GrpcWalletPort wallet(common::CreateGrpcChannel(config->wallet_address, metrics->get()));
 

@@ -1,6 +1,7 @@
 #include "courtpiece/auth/token.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/ids.h"
@@ -92,6 +93,73 @@ TEST_F(TokenTest, EveryFlippedByteIsRefused) {
     EXPECT_FALSE(claims.ok()) << "byte " << i;
     EXPECT_EQ(claims.status().code(), absl::StatusCode::kUnauthenticated);
   }
+}
+
+// The cache of verified tokens (cache_max > 0): a token seen again skips the signature
+// check, never the times, and only a token whose signature checked out is remembered.
+TEST_F(TokenTest, ACachedTokenStillExpires) {
+  const std::string token = signer_.Sign("p-1", Role::kAdmin, absl::Minutes(15));
+  TokenVerifier verifier(Keys({&k1_}), clock_, absl::Seconds(30), /*cache_max=*/64);
+  ASSERT_TRUE(verifier.Verify(token).ok());
+  EXPECT_EQ(verifier.cache_hits(), 0u);
+  clock_.Advance(absl::Minutes(15) + absl::Seconds(29));
+  absl::StatusOr<Claims> again = verifier.Verify(token);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(verifier.cache_hits(), 1u);
+  EXPECT_EQ(again->player_id, "p-1");
+  EXPECT_EQ(again->role, Role::kAdmin);
+  EXPECT_EQ(again->expires_at_ms, 1'700'000'000'000 + 15 * 60 * 1000);
+  clock_.Advance(absl::Seconds(1));
+  ExpectUnauthenticated(verifier.Verify(token), "expired token");
+  EXPECT_EQ(verifier.cache_hits(), 2u);
+}
+
+TEST_F(TokenTest, WithACachedTokenEveryFlippedByteIsStillRefused) {
+  const std::string token = signer_.Sign("p-1", Role::kPlayer, absl::Minutes(15));
+  TokenVerifier verifier(Keys({&k1_}), clock_, absl::Seconds(30), /*cache_max=*/64);
+  ASSERT_TRUE(verifier.Verify(token).ok());
+  for (size_t i = 0; i < token.size(); ++i) {
+    std::string forged = token;
+    forged[i] = forged[i] == 'A' ? 'B' : 'A';
+    for (int attempt = 0; attempt < 2; ++attempt) {  // a refused token is not remembered
+      absl::StatusOr<Claims> claims = verifier.Verify(forged);
+      EXPECT_FALSE(claims.ok()) << "byte " << i;
+      EXPECT_EQ(claims.status().code(), absl::StatusCode::kUnauthenticated);
+    }
+  }
+  EXPECT_EQ(verifier.cache_hits(), 0u);
+  EXPECT_TRUE(verifier.Verify(token).ok());
+  EXPECT_EQ(verifier.cache_hits(), 1u);
+}
+
+TEST_F(TokenTest, AnExpiredTokenIsNotRemembered) {
+  const std::string token = signer_.Sign("p-1", Role::kPlayer, absl::Minutes(1));
+  TokenVerifier verifier(Keys({&k1_}), clock_, absl::Seconds(30), /*cache_max=*/64);
+  clock_.Advance(absl::Minutes(2));
+  ExpectUnauthenticated(verifier.Verify(token), "expired token");
+  ExpectUnauthenticated(verifier.Verify(token), "expired token");
+  EXPECT_EQ(verifier.cache_hits(), 0u);
+}
+
+TEST_F(TokenTest, TheCacheIsBounded) {
+  // 16 entries: one per shard. 200 distinct tokens all verify; asked again, at most 16 come
+  // from the cache (the others were dropped to make room, and are checked again).
+  TokenVerifier verifier(Keys({&k1_}), clock_, absl::Seconds(30), /*cache_max=*/16);
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 200; ++i) {
+    tokens.push_back(signer_.Sign(absl::StrCat("p-", i), Role::kPlayer, absl::Minutes(15)));
+    ASSERT_TRUE(verifier.Verify(tokens.back()).ok());
+  }
+  EXPECT_EQ(verifier.cache_hits(), 0u);
+  for (int i = 0; i < 200; ++i) {
+    absl::StatusOr<Claims> claims = verifier.Verify(tokens[i]);
+    ASSERT_TRUE(claims.ok()) << claims.status();
+    EXPECT_EQ(claims->player_id, absl::StrCat("p-", i));
+  }
+  const uint64_t hits = verifier.cache_hits();
+  EXPECT_LE(hits, 16u);
+  ASSERT_TRUE(verifier.Verify(tokens.back()).ok());  // just checked: remembered
+  EXPECT_EQ(verifier.cache_hits(), hits + 1);
 }
 
 TEST_F(TokenTest, AForgedRoleFailsTheSignature) {
