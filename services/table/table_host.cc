@@ -1146,7 +1146,15 @@ struct TableHost::Impl {
         Keep(h->history, e);
       }
     }
-    for (const pb::StoredEffect& e : state.pending()) h->pending.push_back(Pending{.effect = e});
+    for (const pb::StoredEffect& e : state.pending()) {
+      // A stake or payout the old owner had not seen through: its players may have been told
+      // "wallet_unavailable" there (the notice is not in the snapshot), so its success is
+      // announced here; "wallet_available" to a player who heard nothing is harmless.
+      if (e.has_transfer() && e.transfer().awaited()) {
+        h->wallet_down_noticed = true;
+      }
+      h->pending.push_back(Pending{.effect = e});
+    }
     for (int s = 0; s < 4; ++s) {
       if (h->table->seat(s).kind == table::SeatKind::kPerson && h->table->seat(s).connected) {
         h->adopt_grace_until_ms = now + options.adopt_grace_ms;

@@ -908,6 +908,41 @@ TEST_F(FullGame, AClientThatDoesNotReadIsCutAndCountsAsAway) {
   EXPECT_FALSE(info->table().seats(2).connected());
 }
 
+// Told "wallet_unavailable" by the old owner, a player hears "wallet_available" from the new
+// one when the stake goes through there (the notice state is not in the snapshot).
+TEST_F(FullGame, AStakeRetriedAcrossATakeoverIsAnnouncedAvailableByTheNewOwner) {
+  Instance b("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b.host->Start().ok());
+  a->host->WatchOnce();
+  b.host->WatchOnce();
+  SeatEveryone(*a->host);
+  wallet.SetDown(true);
+  Run(*a->host, 7'000);
+  Run(*a->host, 3'000, 100);
+  ASSERT_FALSE(wallet.Applied("t1:1:stake:0"));
+  std::vector<pb::PlayResponse> old_owner = clients["b"].sink->Take();
+  bool unavailable = false;
+  for (const auto& m : old_owner) {
+    unavailable = unavailable || (m.has_notice() && m.notice().type() == "wallet_unavailable");
+  }
+  ASSERT_TRUE(unavailable);
+  const uint64_t last = EventsIn(old_owner).back().seq();
+  wallet.SetDown(false);
+  wallet.SetManual(true);           // the new owner's stake is answered once its player is back
+  clock.Advance(absl::Seconds(4));  // inst-a stalls; inst-b claims the table
+  b.host->WatchOnce();
+  ASSERT_EQ(store.GetOwner("t1")->instance, "inst-b");
+  Client moved = OpenOn(*b.host, "b", last);
+  ASSERT_GE(wallet.ReleaseReplies(), 1);
+  Run(*b.host, 1'000, 100);
+  EXPECT_TRUE(wallet.Applied("t1:1:stake:0"));
+  std::vector<std::string> notices;
+  for (const auto& m : moved.sink->All()) {
+    if (m.has_notice()) notices.push_back(m.notice().type());
+  }
+  EXPECT_THAT(notices, ::testing::Contains("wallet_available"));
+}
+
 TEST_F(FullGame, AnotherInstanceTakesTheTableOverWhenTheOwnerStopsHeartbeating) {
   Instance b("inst-b", clock, store, wallet, records);
   ASSERT_TRUE(b.host->Start().ok());
