@@ -915,15 +915,15 @@ struct TableHost::Impl {
       return;
     }
     const int64_t now = NowMs();
-    const absl::Status s = h->table->Handle(
-        {.type = table::CommandType::kJoin, .player = player, .balance_coins = *balance}, now);
+    const absl::Status s = h->table->Handle({.type = table::CommandType::kJoin,
+                                             .player = player,
+                                             .balance_coins = *balance,
+                                             .away = !HasStream(*h, player)},
+                                            now);
     if (metrics != nullptr) metrics->Command("join", s.code());
     if (!s.ok()) {
       done(s);
       return;
-    }
-    if (!HasStream(*h, player)) {
-      (void)h->table->Handle({.type = table::CommandType::kDisconnect, .player = player}, now);
     }
     const int seat = SeatOfPlayer(*h->table, player);
     h->waiters.push_back([this, seat, done](const Hosted* saved, const absl::Status& why) {

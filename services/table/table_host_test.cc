@@ -262,6 +262,26 @@ TEST_F(HostTest, JoinTableSeatsAPlayerWithoutAStreamAsNotConnected) {
 // RULES.md §4.3/§4.10: the host is seated by CreateTable but has no stream yet: away, so a
 // full table does not start a game and stakes nobody; their Play stream brings them back;
 // a host who never comes is freed after the minute without a quit.
+// Three present and a fourth seated by the lobby (no stream yet): the others see "seated" and
+// "away", no automatic start begun and cancelled; the start comes when the fourth opens.
+TEST_F(HostTest, JoinTableOfAFourthWithoutAStreamBeginsNoStartUntilItOpens) {
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  Client host = OpenOn(*a->host, "host");
+  Client ann = OpenOn(*a->host, "a");
+  Client ben = OpenOn(*a->host, "b");
+  ASSERT_EQ(Do(*a->host, ann, Cmd(1, "join")), 0);
+  ASSERT_EQ(Do(*a->host, ben, Cmd(1, "join")), 0);
+  host.sink->Take();
+  ASSERT_TRUE(JoinOn(*a->host, "t1", "c").ok());
+  std::vector<std::string> types;
+  for (const pb::TableEvent& e : EventsIn(host.sink->Take())) types.push_back(e.type());
+  EXPECT_THAT(types, ElementsAre("seated", "away"));
+  Client cid = OpenOn(*a->host, "c");
+  types.clear();
+  for (const pb::TableEvent& e : EventsIn(host.sink->Take())) types.push_back(e.type());
+  EXPECT_THAT(types, ElementsAre("back", "auto_start"));
+}
+
 TEST_F(HostTest, AHostWithoutAStreamIsAwayUntilItOpensAndFreedAfterAMinute) {
   absl::StatusOr<pb::CreateTableResponse> created = CreateOn(*a->host, Create("t1", "host", 100));
   ASSERT_TRUE(created.ok()) << created.status();

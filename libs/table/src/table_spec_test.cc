@@ -693,6 +693,29 @@ std::vector<std::string> TypesFrom(const TableHarness& h, int seat, size_t from)
   return out;
 }
 
+// A seat taken for a player whose stream is not open yet (the lobby's JoinTable) is away from
+// the start: the others see "seated" then "away", not an automatic start begun and
+// cancelled; no game starts until the player is back (§4.3), and the seat is kept 1 minute
+// before a game, then freed without a quit (§4.10).
+TEST_F(Spec, ASeatTakenWithoutAStreamIsAwayFromTheStart) {
+  ASSERT_TRUE(h.Join("a").ok());
+  ASSERT_TRUE(h.Join("b").ok());
+  const size_t from = h.events.size();
+  ASSERT_TRUE(
+      h.Do({.type = CommandType::kJoin, .player = "c", .balance_coins = 100'000, .away = true})
+          .ok());
+  EXPECT_THAT(TypesFrom(h, 0, from), ElementsAre("seated", "away"));
+  const int c = SeatOfPlayer(h.table(), "c");
+  ASSERT_GE(c, 0);
+  EXPECT_FALSE(h.table().seat(c).connected);
+  h.Run(kKeepSeatOutsideGameMs - 1);
+  EXPECT_EQ(h.table().phase(), Phase::kWaiting);  // never started: c is away
+  EXPECT_EQ(SeatOfPlayer(h.table(), "c"), c);
+  h.Run(1);
+  EXPECT_EQ(SeatOfPlayer(h.table(), "c"), -1);
+  EXPECT_TRUE(h.Quits().empty());
+}
+
 class StakeWindow : public Spec {
  protected:
   // The round's count-in ends and its stake waits for a wallet reply.

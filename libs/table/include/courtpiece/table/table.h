@@ -139,6 +139,9 @@ struct Command {
   std::string note_id;        // kVoiceSent, kReport
   int64_t duration_ms = 0;    // kVoiceSent
   int64_t balance_coins = 0;  // kJoin: the player's balance as the host read it
+  // kJoin: seated by the lobby before the player's stream is open: away (disconnected) from
+  // the start, so the others see "seated" then "away", not a start begun and cancelled.
+  bool away = false;
 };
 
 // One event for one seat's stream. `seq` grows by one per event of the table.
