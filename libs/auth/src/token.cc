@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -125,6 +126,9 @@ absl::StatusOr<std::string_view> BearerToken(std::string_view authorization) {
 
 // Token text -> claims of the tokens whose signature checked out, in shards with a lock each
 // so that the lobby's many handler threads rarely wait on one another.
+// Token text -> claims of the tokens whose signature checked out, in shards with a lock each
+// so that the lobby's many handler threads rarely wait on one another. Each shard forgets its
+// oldest entry first (insertion order) and drops an entry found expired.
 class TokenVerifier::Cache {
  public:
   explicit Cache(size_t max) : shard_max_(std::max<size_t>(1, max / kShards)) {}
@@ -138,11 +142,24 @@ class TokenVerifier::Cache {
     return it->second;
   }
 
+  void Forget(std::string_view token) {
+    Shard& shard = ShardOf(token);
+    absl::MutexLock lock(&shard.mu);
+    shard.claims.erase(ToAbsl(token));  // its key in `order` goes when it comes up
+  }
+
   void Insert(std::string_view token, const Claims& claims) {
     Shard& shard = ShardOf(token);
     absl::MutexLock lock(&shard.mu);
-    if (shard.claims.size() >= shard_max_) shard.claims.erase(shard.claims.begin());
-    shard.claims.emplace(std::string(token), claims);
+    // `order` holds every key in `claims` (and maybe keys forgotten since): bounding it
+    // bounds both.
+    while (shard.order.size() >= shard_max_) {
+      shard.claims.erase(shard.order.front());
+      shard.order.pop_front();
+    }
+    if (shard.claims.emplace(std::string(token), claims).second) {
+      shard.order.emplace_back(token);
+    }
   }
 
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
@@ -152,6 +169,7 @@ class TokenVerifier::Cache {
   struct Shard {
     absl::Mutex mu;
     absl::flat_hash_map<std::string, Claims> claims ABSL_GUARDED_BY(mu);
+    std::deque<std::string> order ABSL_GUARDED_BY(mu);  // oldest first
   };
   Shard& ShardOf(std::string_view token) {
     return shards_[absl::Hash<absl::string_view>{}(ToAbsl(token)) % kShards];
@@ -189,7 +207,11 @@ absl::StatusOr<Claims> TokenVerifier::Verify(std::string_view token) const {
   if (token.empty()) return Malformed("empty");
   if (token.size() > kTokenMax) return Malformed("too long");
   if (cache_ != nullptr) {
-    if (std::optional<Claims> seen = cache_->Find(token)) return CheckTimes(*std::move(seen));
+    if (std::optional<Claims> seen = cache_->Find(token)) {
+      absl::StatusOr<Claims> timely = CheckTimes(*std::move(seen));
+      if (!timely.ok()) cache_->Forget(token);
+      return timely;
+    }
   }
   const std::string_view prefix = kTokenPrefix;
   if (token.substr(0, prefix.size()) != prefix) return Malformed("unknown format");

@@ -162,6 +162,25 @@ TEST_F(TokenTest, TheCacheIsBounded) {
   EXPECT_EQ(verifier.cache_hits(), hits + 1);
 }
 
+TEST_F(TokenTest, TheCacheForgetsTheOldestFirstAndKeepsServingNewTokens) {
+  // 16 shards of 4. Tokens come and go (each lives a minute, one a second): the one before
+  // the newest, asked again, is always served from the cache (a shard forgets its oldest
+  // first, so one newer token cannot push it out), however many came before.
+  TokenVerifier verifier(Keys({&k1_}), clock_, absl::Seconds(0), /*cache_max=*/64);
+  std::string previous;
+  for (int i = 0; i < 2'000; ++i) {
+    const std::string token = signer_.Sign(absl::StrCat("p-", i), Role::kPlayer, absl::Minutes(1));
+    ASSERT_TRUE(verifier.Verify(token).ok());
+    if (!previous.empty()) {
+      const uint64_t hits = verifier.cache_hits();
+      ASSERT_TRUE(verifier.Verify(previous).ok());
+      EXPECT_EQ(verifier.cache_hits(), hits + 1) << i;
+    }
+    previous = token;
+    clock_.Advance(absl::Seconds(1));
+  }
+}
+
 TEST_F(TokenTest, AForgedRoleFailsTheSignature) {
   const std::string token = signer_.Sign("p-1", Role::kPlayer, absl::Minutes(15));
   const size_t dot = token.find('.', 4);

@@ -90,8 +90,9 @@ class TokenVerifier {
   // signature checked out (the token's text -> its claims), so that a token seen again skips
   // the decoding and the Ed25519 check (about 40 us, the largest part of an authenticated
   // lobby call's CPU); its times are checked on every call all the same, and the keys never
-  // change in a verifier, so a remembered signature stays good. A full cache drops another
-  // entry to make room. 0: no cache.
+  // change in a verifier, so a remembered signature stays good. A full cache forgets its
+  // oldest entries first, and an entry found expired is dropped. 0: no cache; else at least
+  // 16 (one per shard).
   TokenVerifier(VerifyKeys keys, const Clock& clock, absl::Duration skew = kDefaultSkew,
                 size_t cache_max = 0);
   ~TokenVerifier();
