@@ -85,7 +85,8 @@ TEST(DisplayNameTest, NoImpersonation) {
     Refused(name, "bot, an admin or the house");
   }
   for (const std::string name : {"Abbott", "Botha", "Modi", "Bottle", "Ahmad", "Badminton",
-                                 "J\u00FCrgen", "Zo\u00EB", "\u00C1lvaro B", "A B", "Ali Bo"}) {
+                                 "J\u00FCrgen", "Zo\u00EB", "\u00C1lvaro B", "A B", "Ali Bo",
+                                 "Ahmad Minhas", "Saad Minhas", "Muhammad Minhaj", "Jos\u00E9"}) {
     // "Badminton" holds "admin": refused (documented); the others pass.
     if (name == "Badminton") {
       Refused(name, "bot, an admin");
