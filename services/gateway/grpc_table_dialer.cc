@@ -35,13 +35,17 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
     stub_->async()->Play(&context_, this);
     StartWrite(&writing_);
     StartRead(&reading_);
+    // Send() and Close() start operations from outside the reactions: the hold keeps OnDone
+    // (after which gRPC frees the call) from running until no such start can come any more
+    // (StopStarts) and none is under way (EndStart).
+    AddHold();
     StartCall();
   }
 
   bool Send(PlayRequest request) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ended_ || broken_ || closing_) return false;
+      if (ended_ || broken_ || closing_ || no_more_starts_) return false;
       if (write_in_flight_) {
         if (static_cast<int>(queue_.size()) >= send_queue_max_) return false;
         queue_.push_back(std::move(request));
@@ -49,8 +53,10 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
       }
       write_in_flight_ = true;
       writing_ = std::move(request);
+      ++starting_;
     }
     StartWrite(&writing_);
+    EndStart();
     return true;
   }
 
@@ -65,13 +71,17 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   void Close() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ended_ || broken_ || closing_) return;
+      if (ended_ || broken_ || closing_ || no_more_starts_) return;
       closing_ = true;
       if (write_in_flight_) return;  // OnWriteDone half-closes after the queue
       write_in_flight_ = true;       // the writes-done is the last "write"
+      ++starting_;
     }
     StartWritesDone();
+    EndStart();
   }
+
+  void OnWritesDoneDone(bool) override { StopStarts(); }
 
   void OnWriteDone(bool ok) override {
     bool writes_done = false;
@@ -81,9 +91,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
         broken_ = true;
         write_in_flight_ = false;
         queue_.clear();
-        return;
-      }
-      if (!queue_.empty()) {
+      } else if (!queue_.empty()) {
         writing_ = std::move(queue_.front());
         queue_.pop_front();
       } else if (closing_) {
@@ -93,6 +101,10 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
         return;
       }
     }
+    if (!ok) {
+      StopStarts();
+      return;
+    }
     if (writes_done) {
       StartWritesDone();
       return;
@@ -101,7 +113,10 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return;  // the end: OnDone follows
+    if (!ok) {  // the end: OnDone follows once the hold is gone
+      StopStarts();
+      return;
+    }
     observer_->OnResponse(std::move(reading_));
     reading_.Clear();
     StartRead(&reading_);
@@ -136,7 +151,35 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   bool write_in_flight_ = false;   // guarded by mu_
   bool broken_ = false;            // guarded by mu_
   bool ended_ = false;             // guarded by mu_
-  bool closing_ = false;           // guarded by mu_: Close() was called
+  // The hold taken in Start(): starts from outside the reactions under way, whether more may
+  // come, whether the hold is gone. All guarded by mu_.
+  int starting_ = 0;
+  bool no_more_starts_ = false;
+  bool hold_released_ = false;
+
+  // After a start from outside the reactions: the hold goes if it was the last one owed.
+  void EndStart() {
+    bool release = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --starting_;
+      release = no_more_starts_ && starting_ == 0 && !hold_released_;
+      hold_released_ = hold_released_ || release;
+    }
+    if (release) RemoveHold();
+  }
+  // From a reaction that ends the writes or the stream: no start from outside after this.
+  void StopStarts() {
+    bool release = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      no_more_starts_ = true;
+      release = starting_ == 0 && !hold_released_;
+      hold_released_ = hold_released_ || release;
+    }
+    if (release) RemoveHold();
+  }
+  bool closing_ = false;  // guarded by mu_: Close() was called
 };
 
 }  // namespace
