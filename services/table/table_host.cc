@@ -87,6 +87,7 @@ struct TableHost::Impl {
     uint64_t id = 0;
     std::string player;
     std::shared_ptr<StreamSink> sink;
+    bool cut = false;  // ended by CutStream; its OnStreamGone is queued
   };
   struct Pending {
     pb::StoredEffect effect;
@@ -124,7 +125,8 @@ struct TableHost::Impl {
     std::vector<std::function<void(const Hosted*, const absl::Status&)>> waiters;
     int64_t timer_ms = 0;
     int64_t adopt_grace_until_ms = 0;
-    bool wallet_down_noticed = false;
+    bool wallet_down_told = false;       // this instance broadcast wallet_unavailable
+    bool wallet_available_owed = false;  // taken over with an awaited transfer pending
     bool flush_queued = false;  // in its worker's flush list
     uint64_t bot_asked = 0;     // the table's bot turn last handed to the pool
   };
@@ -468,7 +470,8 @@ struct TableHost::Impl {
   // A stream whose queue is full: ended, and its player's connection is gone.
   void CutStream(Worker& w, Hosted& h, uint64_t id) {
     auto it = h.streams.find(id);
-    if (it == h.streams.end()) return;
+    if (it == h.streams.end() || it->second.cut) return;
+    it->second.cut = true;  // once per stream: PostAlways below is bounded by the streams
     it->second.sink->Finish(
         absl::ResourceExhaustedError("the stream's queue is full: the client is not reading"));
     const std::string table_id = h.id;
@@ -644,8 +647,8 @@ struct TableHost::Impl {
     if (!r.status.ok() && Retryable(code)) {
       p->in_flight = false;
       p->next_ms = now + Backoff(p->effect.attempts());
-      if (awaited && !h->wallet_down_noticed) {
-        h->wallet_down_noticed = true;
+      if (awaited && !h->wallet_down_told) {
+        h->wallet_down_told = true;
         Broadcast(w, *h, NoticeMessage("wallet_unavailable", "the stake is being retried"));
       }
       Rearm(w, *h);
@@ -657,8 +660,9 @@ struct TableHost::Impl {
                 {{"table", table_id}, {"key", key}, {"status", r.status}});
     }
     if (awaited) {
-      if (h->wallet_down_noticed) {
-        h->wallet_down_noticed = false;
+      if (h->wallet_down_told || h->wallet_available_owed) {
+        h->wallet_down_told = false;
+        h->wallet_available_owed = false;
         Broadcast(w, *h, NoticeMessage("wallet_available", ""));
       }
       (void)h->table->OnWalletReply(key, r.status.ok(), r.short_players, now);
@@ -753,6 +757,10 @@ struct TableHost::Impl {
         return m.mutable_event()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
                sink->Send(m);
       });
+    }
+    // Notices are not in the history: one who (re)connects while the wallet is down is told.
+    if (h->wallet_down_told) {
+      ok = ok && sink->Send(NoticeMessage("wallet_unavailable", "the stake is being retried"));
     }
     if (!ok) {
       CutStream(w, *h, id);
@@ -1150,9 +1158,7 @@ struct TableHost::Impl {
       // A stake or payout the old owner had not seen through: its players may have been told
       // "wallet_unavailable" there (the notice is not in the snapshot), so its success is
       // announced here; "wallet_available" to a player who heard nothing is harmless.
-      if (e.has_transfer() && e.transfer().awaited()) {
-        h->wallet_down_noticed = true;
-      }
+      if (e.has_transfer() && e.transfer().awaited()) h->wallet_available_owed = true;
       h->pending.push_back(Pending{.effect = e});
     }
     for (int s = 0; s < 4; ++s) {

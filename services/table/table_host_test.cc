@@ -259,9 +259,6 @@ TEST_F(HostTest, JoinTableSeatsAPlayerWithoutAStreamAsNotConnected) {
   EXPECT_TRUE((*info)->seats(2).connected());
 }
 
-// RULES.md §4.3/§4.10: the host is seated by CreateTable but has no stream yet: away, so a
-// full table does not start a game and stakes nobody; their Play stream brings them back;
-// a host who never comes is freed after the minute without a quit.
 // Three present and a fourth seated by the lobby (no stream yet): the others see "seated" and
 // "away", no automatic start begun and cancelled; the start comes when the fourth opens.
 TEST_F(HostTest, JoinTableOfAFourthWithoutAStreamBeginsNoStartUntilItOpens) {
@@ -282,6 +279,9 @@ TEST_F(HostTest, JoinTableOfAFourthWithoutAStreamBeginsNoStartUntilItOpens) {
   EXPECT_THAT(types, ElementsAre("back", "auto_start"));
 }
 
+// RULES.md §4.3/§4.10: the host is seated by CreateTable but has no stream yet: away, so a
+// full table does not start a game and stakes nobody; their Play stream brings them back;
+// a host who never comes is freed after the minute without a quit.
 TEST_F(HostTest, AHostWithoutAStreamIsAwayUntilItOpensAndFreedAfterAMinute) {
   absl::StatusOr<pb::CreateTableResponse> created = CreateOn(*a->host, Create("t1", "host", 100));
   ASSERT_TRUE(created.ok()) << created.status();
@@ -961,6 +961,33 @@ TEST_F(FullGame, AStakeRetriedAcrossATakeoverIsAnnouncedAvailableByTheNewOwner) 
     if (m.has_notice()) notices.push_back(m.notice().type());
   }
   EXPECT_THAT(notices, ::testing::Contains("wallet_available"));
+}
+
+// The wallet still down after the takeover: the new owner tells its players so itself, then
+// that it went through.
+TEST_F(FullGame, AWalletStillDownAfterATakeoverIsAnnouncedByTheNewOwner) {
+  Instance b("inst-b", clock, store, wallet, records);
+  ASSERT_TRUE(b.host->Start().ok());
+  a->host->WatchOnce();
+  b.host->WatchOnce();
+  SeatEveryone(*a->host);
+  wallet.SetDown(true);
+  Run(*a->host, 7'000);
+  Run(*a->host, 3'000, 100);
+  const uint64_t last = EventsIn(clients["b"].sink->Take()).back().seq();
+  clock.Advance(absl::Seconds(4));
+  b.host->WatchOnce();
+  ASSERT_EQ(store.GetOwner("t1")->instance, "inst-b");
+  Client moved = OpenOn(*b.host, "b", last);
+  Run(*b.host, 3'000, 100);
+  wallet.SetDown(false);
+  Run(*b.host, 6'000, 100);
+  EXPECT_TRUE(wallet.Applied("t1:1:stake:0"));
+  std::vector<std::string> notices;
+  for (const auto& m : moved.sink->All()) {
+    if (m.has_notice()) notices.push_back(m.notice().type());
+  }
+  EXPECT_THAT(notices, ElementsAre("wallet_unavailable", "wallet_available"));
 }
 
 TEST_F(FullGame, AnotherInstanceTakesTheTableOverWhenTheOwnerStopsHeartbeating) {
