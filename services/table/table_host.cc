@@ -724,12 +724,6 @@ struct TableHost::Impl {
       Forget(id);
       return;
     }
-    if (h->closed) {  // kept only until the lobby has its close record: gone for players
-      sink->Finish(absl::NotFoundError(
-          absl::StrCat("table ", common::ToAbsl(open.table_id()), " is closed")));
-      Forget(id);
-      return;
-    }
     for (auto it = h->streams.begin(); it != h->streams.end();) {
       if (it->second.player == player) {
         it->second.sink->Finish(
