@@ -773,6 +773,17 @@ class FullGame : public HostTest {
     }
     ASSERT_EQ(Do(h, clients["host"], Cmd(++n, "start_now")), 0);
   }
+  // inst-b live beside inst-a; four people on inst-a, round 1's stake retried there (the
+  // wallet down), its players told "wallet_unavailable".
+  void StakeRetriedOnA(Instance& b) {
+    ASSERT_TRUE(b.host->Start().ok());
+    a->host->WatchOnce();
+    b.host->WatchOnce();
+    SeatEveryone(*a->host);
+    wallet.SetDown(true);
+    Run(*a->host, 7'000);
+    Run(*a->host, 3'000, 100);
+  }
   std::map<std::string, Client> clients;
 };
 
@@ -932,13 +943,7 @@ TEST_F(FullGame, AClientThatDoesNotReadIsCutAndCountsAsAway) {
 // one when the stake goes through there (the notice state is not in the snapshot).
 TEST_F(FullGame, AStakeRetriedAcrossATakeoverIsAnnouncedAvailableByTheNewOwner) {
   Instance b("inst-b", clock, store, wallet, records);
-  ASSERT_TRUE(b.host->Start().ok());
-  a->host->WatchOnce();
-  b.host->WatchOnce();
-  SeatEveryone(*a->host);
-  wallet.SetDown(true);
-  Run(*a->host, 7'000);
-  Run(*a->host, 3'000, 100);
+  StakeRetriedOnA(b);
   ASSERT_FALSE(wallet.Applied("t1:1:stake:0"));
   std::vector<pb::PlayResponse> old_owner = clients["b"].sink->Take();
   bool unavailable = false;
@@ -967,13 +972,7 @@ TEST_F(FullGame, AStakeRetriedAcrossATakeoverIsAnnouncedAvailableByTheNewOwner) 
 // that it went through.
 TEST_F(FullGame, AWalletStillDownAfterATakeoverIsAnnouncedByTheNewOwner) {
   Instance b("inst-b", clock, store, wallet, records);
-  ASSERT_TRUE(b.host->Start().ok());
-  a->host->WatchOnce();
-  b.host->WatchOnce();
-  SeatEveryone(*a->host);
-  wallet.SetDown(true);
-  Run(*a->host, 7'000);
-  Run(*a->host, 3'000, 100);
+  StakeRetriedOnA(b);
   const uint64_t last = EventsIn(clients["b"].sink->Take()).back().seq();
   clock.Advance(absl::Seconds(4));
   b.host->WatchOnce();
