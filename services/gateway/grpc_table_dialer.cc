@@ -159,22 +159,20 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
 
   // After a start from outside the reactions: the hold goes if it was the last one owed.
   void EndStart() {
-    bool release = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --starting_;
-      release = no_more_starts_ && starting_ == 0 && !hold_released_;
-      hold_released_ = hold_released_ || release;
-    }
-    if (release) RemoveHold();
+    UpdateHold([this] { --starting_; });
   }
   // From a reaction that ends the writes or the stream: no start from outside after this.
   void StopStarts() {
+    UpdateHold([this] { no_more_starts_ = true; });
+  }
+  // Applies `change` to the hold's state; removes the hold, once, when nothing may start.
+  template <typename Change>
+  void UpdateHold(Change change) {
     bool release = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      no_more_starts_ = true;
-      release = starting_ == 0 && !hold_released_;
+      change();
+      release = no_more_starts_ && starting_ == 0 && !hold_released_;
       hold_released_ = hold_released_ || release;
     }
     if (release) RemoveHold();

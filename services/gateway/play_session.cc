@@ -106,8 +106,7 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     state_ = State::kDone;
     // The commands already sent still reach the table (a `leave` sent just before the
     // client closed must be a leave, not a disconnect); then the stream ends from here.
-    std::shared_ptr<UpstreamStream> closing = std::move(stream_);
-    stream_ = nullptr;
+    std::shared_ptr<UpstreamStream> closing = std::move(stream_);  // leaves stream_ null
     StopUpstreamLocked();
     if (closing != nullptr) {
       closing->Close();

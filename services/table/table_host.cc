@@ -71,6 +71,10 @@ pb::PlayResponse NoticeMessage(std::string_view type, std::string_view detail) {
   return out;
 }
 
+pb::PlayResponse WalletDownNotice() {
+  return NoticeMessage("wallet_unavailable", "the stake is being retried");
+}
+
 int SeatOfPlayer(const table::Table& t, std::string_view player) {
   for (int s = 0; s < 4; ++s) {
     if (t.seat(s).kind == table::SeatKind::kPerson && t.seat(s).player == player) return s;
@@ -127,8 +131,8 @@ struct TableHost::Impl {
     int64_t adopt_grace_until_ms = 0;
     bool wallet_down_told = false;       // this instance broadcast wallet_unavailable
     bool wallet_available_owed = false;  // taken over with an awaited transfer pending
-    bool flush_queued = false;  // in its worker's flush list
-    uint64_t bot_asked = 0;     // the table's bot turn last handed to the pool
+    bool flush_queued = false;           // in its worker's flush list
+    uint64_t bot_asked = 0;              // the table's bot turn last handed to the pool
   };
   struct Worker {
     absl::Mutex mu;
@@ -207,19 +211,18 @@ struct TableHost::Impl {
   Worker& WorkerOf(std::string_view table_id) {
     return *workers[placement::HashPair(table_id, "") % workers.size()];
   }
-  bool Post(Worker& w, std::function<void()> task) {
+  // bounded = false: past worker_queue_max too, only for what must not be lost and is
+  // bounded elsewhere: a stream's end (once per stream), the reply to a call already taken
+  // (once per call); see PostAlways.
+  bool Post(Worker& w, std::function<void()> task, bool bounded = true) {
     absl::MutexLock lock(&w.mu);
-    if (static_cast<int>(w.tasks.size()) >= options.worker_queue_max) return false;
+    if (bounded && static_cast<int>(w.tasks.size()) >= options.worker_queue_max) return false;
     w.tasks.push_back(std::move(task));
     w.cv.Signal();
     return true;
   }
-  // Past worker_queue_max too: only for what must not be lost and is bounded elsewhere: a
-  // stream's end (once per stream), the reply to a call already taken (once per call).
   void PostAlways(Worker& w, std::function<void()> task) {
-    absl::MutexLock lock(&w.mu);
-    w.tasks.push_back(std::move(task));
-    w.cv.Signal();
+    (void)Post(w, std::move(task), /*bounded=*/false);
   }
   Hosted* Find(Worker& w, std::string_view id) {
     auto it = w.tables.find(std::string(id));
@@ -649,7 +652,7 @@ struct TableHost::Impl {
       p->next_ms = now + Backoff(p->effect.attempts());
       if (awaited && !h->wallet_down_told) {
         h->wallet_down_told = true;
-        Broadcast(w, *h, NoticeMessage("wallet_unavailable", "the stake is being retried"));
+        Broadcast(w, *h, WalletDownNotice());
       }
       Rearm(w, *h);
       return;
@@ -754,7 +757,7 @@ struct TableHost::Impl {
     }
     // Notices are not in the history: one who (re)connects while the wallet is down is told.
     if (h->wallet_down_told) {
-      ok = ok && sink->Send(NoticeMessage("wallet_unavailable", "the stake is being retried"));
+      ok = ok && sink->Send(WalletDownNotice());
     }
     if (!ok) {
       CutStream(w, *h, id);

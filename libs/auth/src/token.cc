@@ -125,8 +125,6 @@ absl::StatusOr<std::string_view> BearerToken(std::string_view authorization) {
 }
 
 // Token text -> claims of the tokens whose signature checked out, in shards with a lock each
-// so that the lobby's many handler threads rarely wait on one another.
-// Token text -> claims of the tokens whose signature checked out, in shards with a lock each
 // so that the lobby's many handler threads rarely wait on one another. Each shard forgets its
 // oldest entry first (insertion order) and drops an entry found expired.
 class TokenVerifier::Cache {

@@ -59,13 +59,7 @@ absl::Status Table::Join(const Command& c, int64_t now) {
     host_ = c.player;
     EmitAll({.type = "host", .seat = seat, .player = host_});
   }
-  if (c.away) {  // as Disconnect() would leave it, without the start begun in between
-    st.connected = false;
-    EmitAll({.type = "away", .seat = seat, .player = c.player, .detail = "disconnected"});
-    if (!InRound()) {
-      st.keep_until_ms = now + (GameUnderWay() ? kKeepSeatInGameMs : kKeepSeatOutsideGameMs);
-    }
-  }
+  if (c.away) (void)Disconnect(seat, now);  // before Reschedule: no start begun and cancelled
   Reschedule(now);
   return absl::OkStatus();
 }
