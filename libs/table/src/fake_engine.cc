@@ -222,8 +222,8 @@ void FakeEngine::ResolveTrick() {
   if (tricks_[0] == 7 || tricks_[1] == 7) {
     int win = tricks_[0] == 7 ? 0 : 1;
     bool court = tricks_[1 - win] == 0;
-    outcome_ = {win, court ? (win == caller_team ? "court" : "goon_court") : "normal",
-                court ? 2 : 1};
+    const bool goon = court && win != caller_team;
+    outcome_ = {win, court ? (goon ? "goon_court" : "court") : "normal", court ? 2 : 1, goon};
     phase_ = Phase::kOver;
     to_act_ = -1;
     EmitAll({"round_over", -1, {}, outcome_.kind});

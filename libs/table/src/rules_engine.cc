@@ -273,7 +273,16 @@ std::vector<EngineEvent> RulesEngine::ViewOf(int seat) const {
 
 RoundOutcome RulesEngine::Outcome() const {
   const rules::RoundResult& r = round_->result();
-  return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points};
+  bool goon = r.kind == rules::ResultKind::kGoonCourt;
+  if (r.kind == rules::ResultKind::kFourPoint || r.kind == rules::ResultKind::kSixPoint) {
+    // They replace a Court's or a Goon Court's points: whose all-13 it was is as in
+    // Round::FinishPileGame (the caller's team; kaat: the team that set the trump).
+    const int court_seat = round_->rules().game == rules::GameType::kKaat
+                               ? round_->trump_set_event().seat
+                               : round_->caller();
+    goon = r.winner != court_seat % 2;
+  }
+  return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points, goon};
 }
 
 int RulesEngine::SeedOnlyFor() const {

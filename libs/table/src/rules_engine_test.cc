@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "courtpiece/rules/cards.h"
+#include "courtpiece/rules/round.h"
 #include "courtpiece/table/testing.h"
 
 namespace courtpiece::table {
@@ -150,6 +157,63 @@ TEST(RulesEngineBytes, RoundTripAndRefuseARoundThatIsNotTheGamesNext) {
   EXPECT_TRUE(old.GameOver());
   EXPECT_EQ(old.Restore("g1 12 3 1 2 9\n").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(fresh.Restore("game1 0 0 0 -1 1 0\n0\nx").code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A four_point (the last card won the 13th trick of an all-13) made by the team that did not
+// call replaces a Goon Court: the outcome says so (goon), and a caller's own four_point does
+// not; the game record counts Goon Courts by it (docs/lobby.md).
+TEST(RulesEngineOutcome, AFourPointAgainstTheCallerIsAGoonCourt) {
+  rules::Rules rules = rules::DefaultRules(rules::GameType::kPiles);
+  rules.last_card = *rules::ParseCard("2C");
+  rules.deal_fairness = false;
+  // Dealer 0, so seat 1 calls and leads. Seat 0 holds every club, seat 1 the hearts,
+  // seat 2 the spades, seat 3 the diamonds.
+  auto hand = [](const char* suit) {
+    std::array<rules::Card, 13> h{};
+    for (int r = 0; r < 13; ++r) h[r] = rules::MakeCard(*rules::ParseSuit(suit), r);
+    return h;
+  };
+  const rules::Round::Hands hands = {hand("C"), hand("H"), hand("S"), hand("D")};
+  for (const auto& [call, goon_team] : {std::pair{"C", 0}, std::pair{"H", 1}}) {
+    SCOPED_TRACE(call);
+    absl::StatusOr<rules::Round> round = rules::Round::FromHands(rules, 0, hands);
+    ASSERT_TRUE(round.ok()) << round.status();
+    RulesEngine engine(rules, 0);  // first caller: seat 1, as the round's dealer 0 says
+    ASSERT_TRUE(engine.Restore(absl::StrCat("game1 0 0 0 -1 1 0\n1\n", round->Serialize())).ok());
+    ASSERT_TRUE(engine.Apply(1, {MoveKind::kCall, call}).ok());
+    // Every seat plays its highest card, so seat 0 keeps 2C for the 13th trick. With clubs
+    // trump seat 0 cuts the first trick and then leads clubs, winning all 13 (2C last); with
+    // hearts trump seat 1 leads hearts and wins all 13, its last card 2H, not the last card.
+    int guard = 0;
+    while (!engine.RoundOver() && ++guard < 60) {
+      const int seat = engine.ToAct();
+      std::string best;
+      for (const EngineEvent& e : engine.ViewOf(seat)) {
+        if (e.type != "hand") continue;
+        for (const std::string& c : e.cards) {
+          if (best.empty() ||
+              rules::RankOf(*rules::ParseCard(c)) > rules::RankOf(*rules::ParseCard(best))) {
+            best = c;
+          }
+        }
+      }
+      ASSERT_FALSE(best.empty());
+      ASSERT_TRUE(engine.Apply(seat, {MoveKind::kPlay, best}).ok()) << best;
+    }
+    ASSERT_TRUE(engine.RoundOver());
+    const RoundOutcome o = engine.Outcome();
+    if (goon_team == 0) {
+      EXPECT_EQ(o.winning_team, 0);
+      EXPECT_EQ(o.kind, "four_point");
+      EXPECT_EQ(o.points, 4);
+      EXPECT_TRUE(o.goon);
+    } else {
+      EXPECT_EQ(o.winning_team, 1);
+      EXPECT_EQ(o.kind, "court");
+      EXPECT_EQ(o.points, 2);
+      EXPECT_FALSE(o.goon);
+    }
+  }
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ void Table::EndRound(int64_t now) {
   PublishSeed(seed_only_to, absl::StrCat(outcome_.kind, " ", sc[0], "-", sc[1]));
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     ++game_courts_[outcome_.winning_team];
-    if (outcome_.kind == "goon_court") ++game_goon_courts_[outcome_.winning_team];
+    if (outcome_.goon) ++game_goon_courts_[outcome_.winning_team];
   }
   if (outcome_.winning_team >= 0 && IsCourtKind(outcome_.kind)) {
     // A Court pays double: each losing seat stakes again first (§4.6).

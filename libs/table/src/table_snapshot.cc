@@ -153,6 +153,7 @@ std::string Table::Snapshot() const {
   s.mutable_outcome()->set_winning_team(outcome_.winning_team);
   s.mutable_outcome()->set_kind(outcome_.kind);
   s.mutable_outcome()->set_points(outcome_.points);
+  s.mutable_outcome()->set_goon(outcome_.goon);
   s.set_outcome_game_over(outcome_game_over_);
   s.set_away_at_round_end(away_at_round_end_);
   s.set_next_game_at_ms(next_game_at_);
@@ -251,7 +252,8 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Restore(std::string_view snapshot,
                            .awaited = true};
     t->awaited_key_ = t->awaited_.key;
   }
-  t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points()};
+  t->outcome_ = {s.outcome().winning_team(), s.outcome().kind(), s.outcome().points(),
+                 s.outcome().goon()};
   t->outcome_game_over_ = s.outcome_game_over();
   t->away_at_round_end_ = s.away_at_round_end() & 15u;
   t->next_game_at_ = s.next_game_at_ms();

@@ -660,11 +660,15 @@ TEST_F(Scenario, SendViewGivesTheSeatItsViewAndChangesNothing) {
 }
 
 // Courts per team for the game record (docs/lobby.md): every Court kind won counts for the
-// winning team, goon_court also as a Goon Court; kept across a snapshot; a new game starts
+// winning team, a Goon Court (the engine's goon flag: goon_court, or four_point / six_point
+// taken against the caller) also as a Goon Court; kept across a snapshot; a new game starts
 // at zero.
 TEST_F(Scenario, TheGameRecordCountsEachTeamsCourts) {
-  engines.script = {
-      {0, "court", 2}, {1, "goon_court", 3}, {1, "normal", 1}, {0, "six_point", 6}, {1, "kot", 3}};
+  engines.script = {{0, "court", 2},
+                    {1, "goon_court", 3, true},
+                    {1, "four_point", 4, true},
+                    {0, "six_point", 6},
+                    {1, "kot", 3}};
   engines.target = 8;
   FourPeopleFirstRound();
   h.PlayPeople();
@@ -676,9 +680,9 @@ TEST_F(Scenario, TheGameRecordCountsEachTeamsCourts) {
   }
   std::vector<Effect> games = h.EffectsOfType(EffectType::kRecordGame);
   ASSERT_EQ(games.size(), 1u);
-  EXPECT_EQ(games[0].game.scores, (std::array<int, 2>{8, 4}));
-  EXPECT_EQ(games[0].game.courts, (std::array<int, 2>{2, 1}));
-  EXPECT_EQ(games[0].game.goon_courts, (std::array<int, 2>{0, 1}));
+  EXPECT_EQ(games[0].game.scores, (std::array<int, 2>{8, 7}));
+  EXPECT_EQ(games[0].game.courts, (std::array<int, 2>{2, 2}));
+  EXPECT_EQ(games[0].game.goon_courts, (std::array<int, 2>{0, 2}));
   EXPECT_EQ(games[0].game_type, "classic");
 
   h.Run(kAutoStartMs);

@@ -46,6 +46,9 @@ struct RoundOutcome {
   std::string kind;       // "normal", "court", "goon_court", "kot", "four_point", "six_point",
                           // "draw"
   int points = 0;
+  // All 13 taken by the team that did not call (kaat: did not set the trump): a Goon Court,
+  // also when four_point or six_point replaced its points (RULES.md 2.2, docs/lobby.md).
+  bool goon = false;
 };
 // True for the kinds that pay double (RULES.md §4.6).
 bool IsCourtKind(std::string_view kind);

@@ -186,7 +186,7 @@ struct GameRecord {
   std::array<int, 2> scores{0, 0};
   std::vector<PlayerResult> players;  // people only
   // Per team (index = team): the game's rounds the team won with a Court of any kind
-  // (IsCourtKind), and of those the ones of kind "goon_court" (docs/lobby.md).
+  // (IsCourtKind), and of those the Goon Courts (RoundOutcome::goon; docs/lobby.md).
   std::array<int, 2> courts{0, 0};
   std::array<int, 2> goon_courts{0, 0};
 };
