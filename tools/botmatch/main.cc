@@ -1,6 +1,7 @@
 // courtpiece-botmatch: duplicate matches between two bot levels (docs/bots.md).
 //   courtpiece-botmatch --rules '{"game":"piles"}' --a strong --b easy --deals 1000
-//       [--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N] [--b-nodes N]
+//       [--games 0|1] [--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N]
+//       [--b-nodes N]
 //       [--a-count-at-end 0|1] [--b-count-at-end 0|1]
 #include <cstdio>
 #include <cstdlib>
@@ -16,12 +17,14 @@ namespace {
 using courtpiece::botmatch::MatchConfig;
 
 int Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "%s\nusage: courtpiece-botmatch --rules JSON --a LEVEL --b LEVEL --deals N "
-               "[--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N] "
-               "[--b-nodes N] [--a-count-at-end 0|1] [--b-count-at-end 0|1]\n"
-               "  LEVEL: easy, normal or strong\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "%s\nusage: courtpiece-botmatch --rules JSON --a LEVEL --b LEVEL --deals N "
+      "[--games 0|1] [--seed N] [--threads N] [--a-samples N] [--a-nodes N] [--b-samples N] "
+      "[--b-nodes N] [--a-count-at-end 0|1] [--b-count-at-end 0|1]\n"
+      "  LEVEL: easy, normal or strong\n"
+      "  --games 1: each of the N deals is a whole game to the target, played twice\n",
+      why.c_str());
   return 2;
 }
 
@@ -45,7 +48,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& [k, v] : flags) {
     static const char* kKnown[] = {
-        "rules",     "a",       "b",         "deals",   "seed",           "threads",
+        "rules",     "a",       "b",         "deals",   "seed",           "threads",       "games",
         "a-samples", "a-nodes", "b-samples", "b-nodes", "a-count-at-end", "b-count-at-end"};
     bool known = false;
     for (const char* n : kKnown) known |= k == n;
@@ -88,6 +91,10 @@ int main(int argc, char** argv) {
   if (flags.count("seed")) {
     if (!Number(flags["seed"], 0, INT64_MAX, &v)) return Usage("--seed takes digits");
     c.seed = static_cast<uint64_t>(v);
+  }
+  if (flags.count("games")) {
+    if (!Number(flags["games"], 0, 1, &v)) return Usage("--games takes 0 or 1");
+    c.games = v == 1;
   }
   c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (flags.count("threads")) {

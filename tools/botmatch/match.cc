@@ -8,14 +8,16 @@
 #include <cstdio>
 #include <thread>
 
+#include "courtpiece/common/check.h"
 #include "courtpiece/common/splitmix64.h"
+#include "courtpiece/rules/game.h"
 #include "courtpiece/rules/round.h"
 
 namespace courtpiece::botmatch {
 namespace {
 
-rules::Seed DealSeed(uint64_t master, int deal) {
-  SplitMix64 g{master * 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(deal) << 20)};
+rules::Seed DealSeed(uint64_t master, uint64_t deal) {
+  SplitMix64 g{master * 0x9E3779B97F4A7C15ULL ^ (deal << 20)};
   rules::Seed s{};
   for (size_t i = 0; i < s.size(); i += 8) {
     const uint64_t x = g.Next();
@@ -31,19 +33,19 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-// Plays one half: side A in seats of team `a_team`. Returns the finished round.
-rules::Round PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta, SideTimes* tb) {
-  const uint64_t half_seed = SplitMix64{c.seed ^ (static_cast<uint64_t>(deal) * 2 + a_team)}.Next();
-  bots::SearchOptions oa = c.a, ob = c.b;
-  oa.seed = half_seed ^ 0xA;
-  ob.seed = half_seed ^ 0xB;
-  bots::SearchBot bot_a(oa), bot_b(ob);
-  rules::Round rd = rules::Round::FromSeed(c.rules, deal % 4, DealSeed(c.seed, deal));
+// The two sides' bots for one half, and their timing sinks.
+struct Sides {
+  bots::SearchBot a, b;
+  SideTimes *ta, *tb;
+};
+
+// Plays one round to its end: side A in seats of team `a_team`.
+void PlayRound(const MatchConfig& c, int a_team, Sides& sides, rules::Round& rd) {
   while (!rd.over()) {
     const int seat = rd.turn();
     const bool is_a = rules::TeamOf(seat) == a_team;
-    bots::SearchBot& bot = is_a ? bot_a : bot_b;
-    SideTimes* t = is_a ? ta : tb;
+    bots::SearchBot& bot = is_a ? sides.a : sides.b;
+    SideTimes* t = is_a ? sides.ta : sides.tb;
     const rules::SeatView view = rd.View(seat);
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = ThreadCpuMs();
@@ -59,7 +61,44 @@ rules::Round PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta,
     }
     rd.ApplyChecked(m);
   }
-  return rd;
+}
+
+// Plays one half of deal (or game) `deal`, side A in seats of team `a_team`, into r.
+void PlayHalf(const MatchConfig& c, int deal, int a_team, SideTimes* ta, SideTimes* tb,
+              DealResult* r) {
+  const uint64_t half_seed = SplitMix64{c.seed ^ (static_cast<uint64_t>(deal) * 2 + a_team)}.Next();
+  bots::SearchOptions oa = c.a, ob = c.b;
+  oa.seed = half_seed ^ 0xA;
+  ob.seed = half_seed ^ 0xB;
+  Sides sides{bots::SearchBot(oa), bots::SearchBot(ob), ta, tb};
+  int winner = -1;
+  if (!c.games) {
+    rules::Round rd =
+        rules::Round::FromSeed(c.rules, deal % 4, DealSeed(c.seed, static_cast<uint64_t>(deal)));
+    PlayRound(c, a_team, sides, rd);
+    const rules::RoundResult& res = rd.result();
+    winner = res.winner;
+    const int points = c.rules.game == rules::GameType::kStack ? 1 : res.points;
+    r->points_a[a_team] = winner < 0 ? 0 : (winner == a_team ? points : -points);
+    r->rounds[a_team] = 1;
+  } else {
+    rules::Game game(c.rules, deal % 4);
+    // Round k of game `deal` has the same seed in both halves (a seed of its own per game
+    // and round: DealSeed's deal index is the game's and the round's together).
+    while (!game.over()) {
+      const int k = game.rounds_played();
+      COURTPIECE_CHECK(k < kGameRoundsMax, "a botmatch game ran past kGameRoundsMax rounds");
+      rules::Round rd = game.StartRound(
+          DealSeed(c.seed ^ 0x6A6D, static_cast<uint64_t>(deal) * kGameRoundsMax + k));
+      PlayRound(c, a_team, sides, rd);
+      game.FinishRound(rd);
+    }
+    winner = game.winner();
+    const std::array<int, 2> score = game.score();
+    r->points_a[a_team] = score[a_team] - score[1 - a_team];
+    r->rounds[a_team] = game.rounds_played();
+  }
+  r->score_a[a_team] = winner < 0 ? 0.5 : (winner == a_team ? 1 : 0);
 }
 
 void Merge(SideTimes* into, const SideTimes& from) {
@@ -85,16 +124,7 @@ MatchResult RunMatch(const MatchConfig& c) {
       for (int d = t; d < c.deals; d += threads) {
         DealResult& r = out.deals[static_cast<size_t>(d)];
         for (int a_team = 0; a_team < 2; ++a_team) {
-          const rules::Round rd = PlayHalf(c, d, a_team, &ta[size_t(t)], &tb[size_t(t)]);
-          const rules::RoundResult& res = rd.result();
-          const int points = c.rules.game == rules::GameType::kStack ? 1 : res.points;
-          if (res.winner < 0) {
-            r.score_a[a_team] = 0.5;
-          } else {
-            const bool a_won = res.winner == a_team;
-            r.score_a[a_team] = a_won ? 1 : 0;
-            r.points_a[a_team] = a_won ? points : -points;
-          }
+          PlayHalf(c, d, a_team, &ta[size_t(t)], &tb[size_t(t)], &r);
         }
       }
     });
@@ -151,31 +181,47 @@ std::string TimesLine(const char* side, const bots::SearchOptions& o, const Side
 
 std::string Report(const MatchConfig& c, const MatchResult& r) {
   std::vector<double> score, points;
-  int64_t a_rounds = 0, b_rounds = 0, draws = 0;
+  int64_t a_won = 0, b_won = 0, draws = 0, rounds = 0;
   for (const DealResult& d : r.deals) {
     score.push_back((d.score_a[0] + d.score_a[1]) / 2);
     points.push_back((d.points_a[0] + d.points_a[1]) / 2.0);
     for (double s : d.score_a) {
-      a_rounds += s == 1;
-      b_rounds += s == 0;
+      a_won += s == 1;
+      b_won += s == 0;
       draws += s == 0.5;
     }
+    rounds += d.rounds[0] + d.rounds[1];
   }
   const Interval w = MeanInterval(score);
   const Interval p = MeanInterval(points);
+  const char* unit = c.games ? "games" : "rounds";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "game %s: A=%s vs B=%s, %d deals x 2 = %zu rounds (seed %llu)\n"
-                "  A won %lld rounds, B %lld, draws %lld: A %.1f%% [95%% CI %.1f%%, %.1f%%]\n"
-                "  points per round, A minus B: %+.3f [95%% CI %+.3f, %+.3f]"
-                " (A %+.3f per round, B its negative)\n",
+                "game %s: A=%s vs B=%s, %d %s x 2 = %zu %s (seed %llu)\n"
+                "  A won %lld %s, B %lld, draws %lld: A %.1f%% [95%% CI %.1f%%, %.1f%%]\n",
                 std::string(rules::GameTypeName(c.rules.game)).c_str(),
                 std::string(bots::LevelName(c.a.level)).c_str(),
-                std::string(bots::LevelName(c.b.level)).c_str(), c.deals, 2 * r.deals.size(),
-                static_cast<unsigned long long>(c.seed), static_cast<long long>(a_rounds),
-                static_cast<long long>(b_rounds), static_cast<long long>(draws), 100 * w.mean,
-                100 * w.low, 100 * w.high, 2 * p.mean, 2 * p.low, 2 * p.high, p.mean);
-  return std::string(buf) + TimesLine("A", c.a, r.a) + TimesLine("B", c.b, r.b);
+                std::string(bots::LevelName(c.b.level)).c_str(), c.deals,
+                c.games ? "games" : "deals", 2 * r.deals.size(), unit,
+                static_cast<unsigned long long>(c.seed), static_cast<long long>(a_won), unit,
+                static_cast<long long>(b_won), static_cast<long long>(draws), 100 * w.mean,
+                100 * w.low, 100 * w.high);
+  std::string out = buf;
+  if (c.games) {
+    std::snprintf(
+        buf, sizeof buf,
+        "  final score, A minus B, per game: %+.3f [95%% CI %+.3f, %+.3f];"
+        " %lld rounds, %.2f per game (target %d)\n",
+        p.mean, p.low, p.high, static_cast<long long>(rounds),
+        r.deals.empty() ? 0.0 : static_cast<double>(rounds) / (2.0 * double(r.deals.size())),
+        c.rules.target);
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "  points per round, A minus B: %+.3f [95%% CI %+.3f, %+.3f]"
+                  " (A %+.3f per round, B its negative)\n",
+                  2 * p.mean, 2 * p.low, 2 * p.high, p.mean);
+  }
+  return out + buf + TimesLine("A", c.a, r.a) + TimesLine("B", c.b, r.b);
 }
 
 }  // namespace courtpiece::botmatch

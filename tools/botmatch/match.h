@@ -1,7 +1,8 @@
 // Duplicate bot matches (courtpiece-botmatch): every deal is played twice from the same
 // round seed and dealer, side A on team 0 then on team 1, so the cards' luck cancels.
-// One round per deal half (a stack round is a whole game); see docs/bots.md for why rounds
-// and not games to the target.
+// A deal half is one round (a stack round is a whole game), or with `games` a whole game to
+// the target: game i starts with dealer i mod 4 and its round k is dealt from the same seed
+// in both halves (docs/bots.md).
 // Thread-safety: RunMatch starts its own threads and shares nothing with the caller.
 #ifndef COURTPIECE_TOOLS_BOTMATCH_MATCH_H_
 #define COURTPIECE_TOOLS_BOTMATCH_MATCH_H_
@@ -19,15 +20,23 @@ struct MatchConfig {
   rules::Rules rules;
   bots::SearchOptions a;  // seeds are derived per deal from `seed`
   bots::SearchOptions b;
-  int deals = 100;
+  int deals = 100;  // rounds, or games with `games`
   uint64_t seed = 1;
   int threads = 1;
+  bool games = false;  // each half a whole game to rules.target, not one round
 };
+
+// A game that runs this many rounds is a programmer error (a classic game to 100 takes at
+// most 199 rounds).
+inline constexpr int kGameRoundsMax = 1000;
 
 struct DealResult {
   // Per half (0: A is team 0; 1: A is team 1): 1 A won, 0 B won, 0.5 a draw.
   double score_a[2] = {0, 0};
-  int points_a[2] = {0, 0};  // A's game points signed: + when A won
+  // A's points minus B's: one round's game points signed (+ when A won); with `games`,
+  // the final score's difference.
+  int points_a[2] = {0, 0};
+  int rounds[2] = {1, 1};  // rounds played in the half
 };
 
 struct SideTimes {

@@ -45,6 +45,41 @@ TEST(BotMatchTest, SameLevelsCancelExactly) {
   }
 }
 
+// Whole games: every half is a game to the target (the winner's final score reaches it),
+// the same for any thread count, and equal levels cancel exactly game by game.
+TEST(BotMatchTest, WholeGamesToTheTarget) {
+  MatchConfig c = Small(1);
+  c.rules = rules::DefaultRules(rules::GameType::kClassic);  // target 5
+  c.games = true;
+  c.deals = 4;
+  const MatchResult one = RunMatch(c);
+  c.threads = 3;
+  const MatchResult three = RunMatch(c);
+  ASSERT_EQ(one.deals.size(), 4u);
+  for (size_t i = 0; i < one.deals.size(); ++i) {
+    for (int h = 0; h < 2; ++h) {
+      const DealResult& d = one.deals[i];
+      EXPECT_TRUE(d.score_a[h] == 0 || d.score_a[h] == 1) << i;  // classic has no draw
+      // The loser has at most target - 1 and the winner at least the target: A's final
+      // margin is positive exactly when A won, and a game of 5 takes at least 3 rounds.
+      EXPECT_EQ(d.points_a[h] > 0, d.score_a[h] == 1) << i;
+      EXPECT_NE(d.points_a[h], 0) << i;
+      EXPECT_GE(d.rounds[h], 3) << i;
+      EXPECT_EQ(d.score_a[h], three.deals[i].score_a[h]) << i;
+      EXPECT_EQ(d.points_a[h], three.deals[i].points_a[h]) << i;
+      EXPECT_EQ(d.rounds[h], three.deals[i].rounds[h]) << i;
+    }
+  }
+  EXPECT_GT(one.a.decision_ms.size(), 4u * 2 * 3 * 13);  // over 3 rounds per half
+
+  c.a = c.b;
+  for (const DealResult& d : RunMatch(c).deals) {
+    EXPECT_EQ(d.score_a[0] + d.score_a[1], 1.0);
+    EXPECT_EQ(d.points_a[0] + d.points_a[1], 0);
+    EXPECT_EQ(d.rounds[0], d.rounds[1]);
+  }
+}
+
 TEST(BotMatchTest, IntervalsAndPercentiles) {
   const Interval iv = MeanInterval({0, 1, 0, 1});
   EXPECT_DOUBLE_EQ(iv.mean, 0.5);
