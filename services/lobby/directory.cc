@@ -78,12 +78,13 @@ absl::Status ValidateQuery(const TableQuery& q) {
     return absl::InvalidArgumentError("bet_min_coins: greater than bet_max_coins");
   }
   if (q.limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
-  return absl::OkStatus();
+  return table::ParseBotLevel(q.bot_level).status();
 }
 
 bool Fits(const OpenTableEntry& e, const TableQuery& q) {
   if (q.bet_min_coins > 0 && e.table.bet_coins < q.bet_min_coins) return false;
   if (q.bet_max_coins > 0 && e.table.bet_coins > q.bet_max_coins) return false;
+  if (!q.bot_level.empty() && e.table.bot_level != BotLevelName(q.bot_level)) return false;
   if (!q.game.empty()) {
     absl::StatusOr<std::string> g = GameTypeOf(e.table.game_options);
     if (!g.ok() || *g != q.game) return false;
@@ -597,7 +598,8 @@ absl::StatusOr<TableRef> Directory::QuickJoinLocked(std::string_view caller,
       .game_options = absl::StrCat("{\"game\":\"", query.game, "\"}"),
       .bet_coins = bet,
       .turn_time_ms = options_.quick_join_turn_time_ms,
-      .listed = true};
+      .listed = true,
+      .bot_level = query.bot_level};
   if (t.request_id.size() > 64) t.request_id.resize(64);
   ASSIGN_OR_RETURN(TableRef ref, CreateTable(caller, t));
   ref.seat = 0;  // the host sits at seat 0

@@ -119,6 +119,9 @@ struct TableQuery {
   int64_t bet_min_coins = 0;
   int64_t bet_max_coins = 0;  // 0: no bound
   int limit = 0;              // 0: 50; at most 200
+  // "" any level (a table QuickJoin creates has easy bots); "easy", "normal" or "strong":
+  // only tables whose bots play at that level (and a table QuickJoin creates gets it).
+  std::string bot_level;
 };
 
 class Directory {

@@ -63,7 +63,8 @@ grpc::Status DirectoryService::ListOpenTables(grpc::ServerContext* context,
       directory_.ListOpenTables(TableQuery{.game = request->game(),
                                            .bet_min_coins = request->bet_min_coins(),
                                            .bet_max_coins = request->bet_max_coins(),
-                                           .limit = request->limit()});
+                                           .limit = request->limit(),
+                                           .bot_level = request->bot_level()});
   if (!open.ok()) return ToGrpcStatus(open.status());
   for (const OpenTableEntry& e : *open) {
     v1::OpenTable* t = response->add_tables();
@@ -83,7 +84,8 @@ grpc::Status DirectoryService::QuickJoin(grpc::ServerContext* context,
       directory_.QuickJoin(caller->player_id,
                            TableQuery{.game = request->game(),
                                       .bet_min_coins = request->bet_min_coins(),
-                                      .bet_max_coins = request->bet_max_coins()},
+                                      .bet_max_coins = request->bet_max_coins(),
+                                      .bot_level = request->bot_level()},
                            request->request_id());
   if (!ref.ok()) return ToGrpcStatus(ref.status());
   ToProto(*ref, response);

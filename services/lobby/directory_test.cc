@@ -339,6 +339,52 @@ TEST_F(DirectoryTest, QuickJoinFillsTheFullestTableThenCreatesWithDefaults) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A quick join naming a bot level fills only tables whose bots play at it and creates one
+// with it; without a level any table fits (and a new one has easy bots).
+TEST_F(DirectoryTest, QuickJoinWithABotLevelKeepsToTablesOfThatLevel) {
+  absl::StatusOr<TableRef> easy = dir->QuickJoin("p0", {.game = "piles"}, "");
+  ASSERT_TRUE(easy.ok()) << easy.status();
+  EXPECT_EQ(easy->bot_level, "easy");
+  absl::StatusOr<TableRef> strong =
+      dir->QuickJoin("p1", {.game = "piles", .bot_level = "strong"}, "");
+  ASSERT_TRUE(strong.ok()) << strong.status();
+  EXPECT_NE(strong->table_id, easy->table_id);
+  EXPECT_EQ(strong->bot_level, "strong");
+  EXPECT_EQ(strong->seat, 0);
+  absl::StatusOr<TableRef> strong2 =
+      dir->QuickJoin("p2", {.game = "piles", .bot_level = "strong"}, "");
+  ASSERT_TRUE(strong2.ok()) << strong2.status();
+  EXPECT_EQ(strong2->table_id, strong->table_id);
+  EXPECT_EQ(strong2->seat, 2);
+  absl::StatusOr<TableRef> named_easy =
+      dir->QuickJoin("p3", {.game = "piles", .bot_level = "easy"}, "");
+  ASSERT_TRUE(named_easy.ok()) << named_easy.status();
+  EXPECT_EQ(named_easy->table_id, easy->table_id);
+  // No level: the fullest table of any level (the strong one has two people).
+  absl::StatusOr<TableRef> any = dir->QuickJoin("p4", {.game = "piles"}, "");
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_EQ(any->table_id, strong->table_id);
+  absl::StatusOr<TableRef> normal =
+      dir->QuickJoin("p5", {.game = "piles", .bot_level = "normal"}, "");
+  ASSERT_TRUE(normal.ok()) << normal.status();
+  EXPECT_NE(normal->table_id, easy->table_id);
+  EXPECT_NE(normal->table_id, strong->table_id);
+  EXPECT_EQ(normal->bot_level, "normal");
+  // ListOpenTables filters by the level the same way.
+  absl::StatusOr<std::vector<OpenTableEntry>> listed = dir->ListOpenTables({.bot_level = "strong"});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> strong_ids;
+  for (const OpenTableEntry& e : *listed) strong_ids.push_back(e.table.table_id);
+  EXPECT_THAT(strong_ids, ElementsAre(strong->table_id));
+  EXPECT_EQ(dir->ListOpenTables({.bot_level = "hard"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const size_t tables = dir->ListOpenTables({}).value().size();
+  absl::StatusOr<TableRef> bad = dir->QuickJoin("p6", {.game = "piles", .bot_level = "hard"}, "");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "bot_level must be easy, normal or strong");
+  EXPECT_EQ(dir->ListOpenTables({}).value().size(), tables);  // nothing made
+}
+
 // RULES.md §4.5: the host sits down at seat 0 and needs twice the bet, as a joiner does;
 // refused before a code is reserved (nothing left behind); the wallet down is UNAVAILABLE.
 TEST_F(DirectoryTest, AHostWithLessThanTwiceTheBetCannotCreateTheTable) {
