@@ -356,14 +356,14 @@ TEST_F(DirectoryTest, QuickJoinWithABotLevelKeepsToTablesOfThatLevel) {
   ASSERT_TRUE(strong2.ok()) << strong2.status();
   EXPECT_EQ(strong2->table_id, strong->table_id);
   EXPECT_EQ(strong2->seat, 2);
-  absl::StatusOr<TableRef> named_easy =
-      dir->QuickJoin("p3", {.game = "piles", .bot_level = "easy"}, "");
-  ASSERT_TRUE(named_easy.ok()) << named_easy.status();
-  EXPECT_EQ(named_easy->table_id, easy->table_id);
-  // No level: the fullest table of any level (the strong one has two people).
-  absl::StatusOr<TableRef> any = dir->QuickJoin("p4", {.game = "piles"}, "");
+  // No level: the fullest table of any level (two people at the strong one, one at the easy one).
+  absl::StatusOr<TableRef> any = dir->QuickJoin("p3", {.game = "piles"}, "");
   ASSERT_TRUE(any.ok()) << any.status();
   EXPECT_EQ(any->table_id, strong->table_id);
+  absl::StatusOr<TableRef> named_easy =
+      dir->QuickJoin("p4", {.game = "piles", .bot_level = "easy"}, "");
+  ASSERT_TRUE(named_easy.ok()) << named_easy.status();
+  EXPECT_EQ(named_easy->table_id, easy->table_id);
   absl::StatusOr<TableRef> normal =
       dir->QuickJoin("p5", {.game = "piles", .bot_level = "normal"}, "");
   ASSERT_TRUE(normal.ok()) << normal.status();
