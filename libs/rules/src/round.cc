@@ -468,18 +468,15 @@ template <GameType G>
 
 void Round::FinishPileGame() {
   const int w = count_[0] == 13 ? 0 : 1;
-  int court_team = TeamOf(caller_);
-  if (rules_.game == GameType::kKaat) {
-    // A kaat round that reaches its 13th trick has always set a trump (RULES.md 2.4): if
-    // every card followed the led suit, each trick would hold four cards of one suit, and
-    // 13 tricks would split every suit's 13 cards into groups of four, which cannot be.
-    // Play sets it at the first card off the led suit, and Restore refuses a kaat state
-    // without a trump whose tricks hold such a card; so this is a programmer error.
-    COURTPIECE_CHECK(set_event_.seat >= 0, "a kaat round of 13 tricks has set a trump");
-    court_team = TeamOf(set_event_.seat);
-  }
-  ResultKind kind = w == court_team ? ResultKind::kCourt : ResultKind::kGoonCourt;
-  int points = w == court_team ? 2 : 3;
+  // A kaat round that reaches its 13th trick has always set a trump (RULES.md 2.4): if
+  // every card followed the led suit, each trick would hold four cards of one suit, and
+  // 13 tricks would split every suit's 13 cards into groups of four, which cannot be.
+  // Play sets it at the first card off the led suit, and Restore refuses a kaat state
+  // without a trump whose tricks hold such a card; so this is a programmer error.
+  const int judged = court_team();
+  COURTPIECE_CHECK(judged >= 0, "a kaat round of 13 tricks has set a trump");
+  ResultKind kind = w == judged ? ResultKind::kCourt : ResultKind::kGoonCourt;
+  int points = w == judged ? 2 : 3;
   const TrickRecord& last = tricks_[12];
   const int wi = (last.winner - last.leader + 4) % 4;
   if (rules_.last_card >= 0 && last.cards[wi] == rules_.last_card) {

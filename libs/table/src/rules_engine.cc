@@ -275,12 +275,7 @@ RoundOutcome RulesEngine::Outcome() const {
   const rules::RoundResult& r = round_->result();
   bool goon = r.kind == rules::ResultKind::kGoonCourt;
   if (r.kind == rules::ResultKind::kFourPoint || r.kind == rules::ResultKind::kSixPoint) {
-    // They replace a Court's or a Goon Court's points: whose all-13 it was is as in
-    // Round::FinishPileGame (the caller's team; kaat: the team that set the trump).
-    const int court_seat = round_->rules().game == rules::GameType::kKaat
-                               ? round_->trump_set_event().seat
-                               : round_->caller();
-    goon = r.winner != court_seat % 2;
+    goon = r.winner != round_->court_team();  // they replace a Court's or a Goon Court's points
   }
   return {r.winner, std::string(rules::ResultKindName(r.kind)), r.points, goon};
 }

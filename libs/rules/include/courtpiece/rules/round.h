@@ -209,6 +209,12 @@ class Round {
   std::span<const Payout> payouts() const { return {payouts_.data(), size_t(num_payouts_)}; }
   TrumpEvent trump_shown_event() const { return shown_event_; }
   TrumpEvent trump_set_event() const { return set_event_; }
+  // The team a Court / Goon Court of a pile game is judged against (RULES.md 2.2-2.4): the
+  // caller's; in kaat the team that set the trump (-1 while none is set).
+  int court_team() const {
+    if (rules_.game != GameType::kKaat) return TeamOf(caller_);
+    return set_event_.seat >= 0 ? TeamOf(set_event_.seat) : -1;
+  }
   std::array<int, 2> count() const { return {count_[0], count_[1]}; }
   std::array<int, 2> tricks_won() const { return {won_[0], won_[1]}; }
   int pile() const { return pile_; }
