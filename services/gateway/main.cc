@@ -35,6 +35,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "courtpiece/auth/keys.h"
 #include "courtpiece/auth/token.h"
 #include "courtpiece/common/clock.h"
@@ -146,6 +147,7 @@ absl::StatusOr<Config> ReadConfig() {
 }
 
 int Run() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   common::ShutdownSignal& signal = common::ShutdownSignal::Install();
   absl::StatusOr<Config> config = ReadConfig();
   common::Logger log("gateway", config.ok() ? config->log_level : common::LogLevel::kInfo);

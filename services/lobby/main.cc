@@ -202,6 +202,7 @@ absl::StatusOr<Config> ReadConfig() {
 }
 
 int Run() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   common::ShutdownSignal& signal = common::ShutdownSignal::Install();
   absl::StatusOr<Config> config = ReadConfig();
   common::Logger log("lobby", config.ok() ? config->log_level : common::LogLevel::kInfo);

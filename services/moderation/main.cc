@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "courtpiece/auth/keys.h"
 #include "courtpiece/auth/token.h"
 #include "courtpiece/auth/token_caller_auth.h"
@@ -193,6 +194,7 @@ class PurgeLoop {
 };
 
 int Run() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   common::ShutdownSignal& signal = common::ShutdownSignal::Install();
   absl::StatusOr<Config> config = ReadConfig();
   common::Logger log("moderation", config.ok() ? config->log_level : common::LogLevel::kInfo);

@@ -37,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "courtpiece/client/v1/client.pb.h"
 #include "load.h"
@@ -365,6 +366,7 @@ int Run() {
 }  // namespace courtpiece::gateway_load
 
 int main(int argc, char** argv) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   absl::SetProgramUsageMessage(
       "courtpiece-load: simulated players through the gateway (docs/gateway.md, Load tool).\n"
       "  --mode=idle: open --connections and hold them, print the gateway's RSS per "

@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/synchronization/mutex.h"
 #include "tools/lobby_bench/bench.h"
 
 ABSL_FLAG(std::string, mode, "login", "what to call: login, resolve, create or record (bench.h)");
@@ -21,6 +22,7 @@ ABSL_FLAG(bool, login_new_devices, true,
 ABSL_FLAG(int, resolve_tables, 1000, "resolve: tables created first, whose codes are resolved");
 
 int main(int argc, char** argv) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   absl::ParseCommandLine(argc, argv);
   courtpiece::lobby_bench::BenchOptions options{
       .mode = absl::GetFlag(FLAGS_mode),

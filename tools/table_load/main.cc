@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "client.h"
 #include "courtpiece/common/process_testing.h"
 #include "courtpiece/storage/redis_client.h"
@@ -500,6 +501,7 @@ int Run() {
 }  // namespace courtpiece::table_load
 
 int main(int argc, char** argv) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
   absl::ParseCommandLine(argc, argv);
   return courtpiece::table_load::Run();
 }
