@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "services/moderation/voice_notes.h"
@@ -40,7 +41,18 @@ absl::Status CheckReason(const std::string& reason) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad_request: reason must be 1..", kReasonCharsMax, " characters"));
   }
+  // The audit log keeps the reason to say why: blanks alone say nothing.
+  if (std::all_of(reason.begin(), reason.end(),
+                  [](char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); })) {
+    return absl::InvalidArgumentError("bad_request: reason must say why (it is only blanks)");
+  }
   return absl::OkStatus();
+}
+
+// A filter's player id: empty (any player) or well formed.
+absl::Status CheckFilterId(const std::string& id, const char* field) {
+  if (id.empty() || ValidId(id)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("bad_request: ", field, " is not a player id"));
 }
 
 absl::Status CheckMuteFor(int64_t mute_for_ms) {
@@ -90,9 +102,7 @@ absl::Status ModerationAdmin::CheckDeadline(absl::Time deadline) const {
 
 absl::StatusOr<ReportPage> ModerationAdmin::ListReports(ReportFilter filter, absl::Time deadline) {
   if (absl::Status s = CheckPageToken(filter.page_token); !s.ok()) return s;
-  if (!filter.author.empty() && !ValidId(filter.author)) {
-    return absl::InvalidArgumentError("bad_request: author is not a player id");
-  }
+  if (absl::Status s = CheckFilterId(filter.author, "author"); !s.ok()) return s;
   filter.page_size = ClampPageSize(filter.page_size);
   if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
   return store_.ListReports(filter, deadline);
@@ -236,6 +246,24 @@ absl::StatusOr<MuteRow> ModerationAdmin::MutePlayer(const AdminCaller& caller,
     if (absl::Status s = CheckMuteFor(request.mute_for_ms); !s.ok()) return s;
   }
   if (absl::Status s = CheckReason(request.reason); !s.ok()) return s;
+  // Only a player can be muted: a mistyped id (or a bot's) must not look like a done mute.
+  if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
+  if (absl::StatusOr<LobbyPlayer> player =
+          lobby_.GetPlayer(caller.authorization, request.player_id, deadline);
+      !player.ok()) {
+    switch (player.status().code()) {
+      case absl::StatusCode::kNotFound:
+      case absl::StatusCode::kInvalidArgument:  // an id the lobby never gives (a bot's)
+        return absl::NotFoundError(absl::StrCat("no_player: no player ", request.player_id));
+      case absl::StatusCode::kUnauthenticated:
+      case absl::StatusCode::kPermissionDenied:
+        return player.status();  // the lobby's own check of the admin
+      default:
+        break;
+    }
+    return absl::UnavailableError(absl::StrCat("the lobby could not confirm the player: retry (",
+                                               player.status().message(), ")"));
+  }
   const absl::Time now = clock_.Now();
   MuteRow mute{.player_id = request.player_id,
                .created_at = now,
@@ -256,9 +284,7 @@ absl::StatusOr<MuteRow> ModerationAdmin::MutePlayer(const AdminCaller& caller,
 
 absl::StatusOr<MutePage> ModerationAdmin::ListMutes(MuteFilter filter, absl::Time deadline) {
   if (absl::Status s = CheckPageToken(filter.page_token); !s.ok()) return s;
-  if (!filter.player_id.empty() && !ValidId(filter.player_id)) {
-    return absl::InvalidArgumentError("bad_request: player_id is not a player id");
-  }
+  if (absl::Status s = CheckFilterId(filter.player_id, "player_id"); !s.ok()) return s;
   filter.page_size = ClampPageSize(filter.page_size);
   if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
   return store_.ListMutes(filter, clock_.Now(), deadline);
@@ -284,6 +310,8 @@ absl::StatusOr<MuteRow> ModerationAdmin::LiftMute(const AdminCaller& caller,
 
 absl::StatusOr<AuditPage> ModerationAdmin::ListAudit(AuditFilter filter, absl::Time deadline) {
   if (absl::Status s = CheckPageToken(filter.page_token); !s.ok()) return s;
+  if (absl::Status s = CheckFilterId(filter.admin_id, "admin_id"); !s.ok()) return s;
+  if (absl::Status s = CheckFilterId(filter.target_player, "target_player"); !s.ok()) return s;
   filter.page_size = ClampPageSize(filter.page_size);
   if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
   return store_.ListAudit(filter, deadline);

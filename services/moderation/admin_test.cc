@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/moderation/fake_moderation_store.h"
@@ -23,6 +24,8 @@ class AdminTest : public ::testing::Test {
   AdminTest() : store_(clock_), admin_(store_, lobby_, clock_) {
     lobby_.AddPlayer({.player_id = "alice", .display_name = "Alice", .quits_total = 2},
                      {{.table_id = "t-0", .game_no = 4, .game = "classic", .recorded_at_ms = 5}});
+    lobby_.AddPlayer({.player_id = "bob", .display_name = "Bob"});
+    lobby_.AddPlayer({.player_id = "carol", .display_name = "Carol"});
   }
   absl::Time Deadline() const { return clock_.Now() + absl::Seconds(5); }
   std::string Id(const ReportRow& r) const { return absl::StrCat(r.report_id); }
@@ -336,6 +339,70 @@ TEST_F(AdminTest, MuteListAndLift) {
       admin_.ListAudit(AuditFilter{.target_player = "bob"}, Deadline());
   ASSERT_TRUE(bobs.ok());
   EXPECT_EQ(bobs->entries.size(), 2u);
+}
+
+// The status has `code` and exactly `message`.
+void ExpectStatus(const absl::Status& status, absl::StatusCode code, const std::string& message) {
+  EXPECT_EQ(status.code(), code) << status;
+  EXPECT_EQ(status.message(), message) << status;
+}
+
+TEST_F(AdminTest, OnlyAPlayerTheLobbyKnowsCanBeMuted) {
+  // A mistyped id, or a bot's, must not look like a done mute: nothing is written.
+  for (const std::string id : {"p-4c800e39aff9a55ec663fc17", "bot-3"}) {
+    ExpectStatus(
+        admin_.MutePlayer(caller_, {.player_id = id, .reason = "typo"}, Deadline()).status(),
+        absl::StatusCode::kNotFound, absl::StrCat("no_player: no player ", id));
+  }
+  EXPECT_EQ(lobby_.last_authorization(), "Bearer admin-token");
+  // The lobby unreachable: retry later, nothing written; its own refusal of the admin as is.
+  lobby_.SetFailure(absl::UnavailableError("connection refused"));
+  ExpectStatus(
+      admin_.MutePlayer(caller_, {.player_id = "bob", .reason = "spam"}, Deadline()).status(),
+      absl::StatusCode::kUnavailable,
+      "the lobby could not confirm the player: retry (connection refused)");
+  lobby_.SetFailure(absl::PermissionDeniedError("not_admin: admin role required"));
+  ExpectStatus(
+      admin_.MutePlayer(caller_, {.player_id = "bob", .reason = "spam"}, Deadline()).status(),
+      absl::StatusCode::kPermissionDenied, "not_admin: admin role required");
+  EXPECT_EQ(store_.Calls(), 0);
+  lobby_.SetFailure(absl::OkStatus());
+  ASSERT_TRUE(admin_.MutePlayer(caller_, {.player_id = "bob", .reason = "spam"}, Deadline()).ok());
+  ASSERT_EQ(Audit().size(), 1u);
+  EXPECT_EQ(Audit()[0].target_player, "bob");
+}
+
+TEST_F(AdminTest, ABlankReasonOrAMalformedFilterIsRefused) {
+  NoteRow note = AddNote(store_, "a", "alice", clock_.Now());
+  ReportRow r = AddReport(store_, note, "bob", clock_.Now());
+  const int calls_before = store_.Calls();
+  const std::string refused = "bad_request: reason must say why (it is only blanks)";
+  for (const std::string blank : {" ", "   ", "\n", " \t\r\n"}) {
+    SCOPED_TRACE(absl::CEscape(blank));
+    ExpectStatus(
+        admin_.MutePlayer(caller_, {.player_id = "bob", .reason = blank}, Deadline()).status(),
+        absl::StatusCode::kInvalidArgument, refused);
+    ExpectStatus(admin_.LiftMute(caller_, "bob", blank, Deadline()).status(),
+                 absl::StatusCode::kInvalidArgument, refused);
+    ExpectStatus(
+        admin_
+            .ResolveReport(caller_,
+                           {.report_id = Id(r), .action = AdminAction::kDismiss, .reason = blank},
+                           Deadline())
+            .status(),
+        absl::StatusCode::kInvalidArgument, refused);
+  }
+  ExpectStatus(admin_.ListAudit(AuditFilter{.admin_id = "x y"}, Deadline()).status(),
+               absl::StatusCode::kInvalidArgument, "bad_request: admin_id is not a player id");
+  ExpectStatus(admin_.ListAudit(AuditFilter{.target_player = "x y"}, Deadline()).status(),
+               absl::StatusCode::kInvalidArgument, "bad_request: target_player is not a player id");
+  ExpectStatus(admin_.ListReports(ReportFilter{.author = "x y"}, Deadline()).status(),
+               absl::StatusCode::kInvalidArgument, "bad_request: author is not a player id");
+  EXPECT_EQ(store_.Calls(), calls_before);
+  EXPECT_TRUE(Audit().empty());
+  // Words around blanks make a reason.
+  EXPECT_TRUE(
+      admin_.MutePlayer(caller_, {.player_id = "bob", .reason = " spam "}, Deadline()).ok());
 }
 
 TEST_F(AdminTest, DeadlinePassedTouchesNothing) {

@@ -274,6 +274,12 @@ grpc::Status ModerationAdminService::ListReports(grpc::ServerContext* context,
                                                  v1::ListReportsResponse* response) {
   absl::StatusOr<AdminCaller> caller = Admin(*context);
   if (!caller.ok()) return Failed("ListReports", caller.status());
+  if (request->status() != v1::REPORT_STATUS_UNSPECIFIED && !FromProto(request->status())) {
+    return Failed("ListReports",
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "bad_request: status ", static_cast<int>(request->status()),
+                      " is none of REPORT_STATUS_OPEN, _DISMISSED, _ACTIONED (or unset: any)")));
+  }
   absl::StatusOr<ReportPage> page =
       admin_.ListReports(ReportFilter{.status = FromProto(request->status()),
                                       .author = request->author(),

@@ -212,6 +212,29 @@ TEST_F(ServerTest, AdminCallsNeedAnAdminToken) {
   EXPECT_EQ(store_.Calls(), 0);
 }
 
+TEST_F(ServerTest, AReportStatusFilterOutsideTheEnumIsRefused) {
+  for (int status : {-1, 4, 9}) {
+    Ctx c;
+    As(c, "admin-1", true);
+    v1::ListReportsRequest req;
+    req.set_status(static_cast<v1::ReportStatus>(status));
+    v1::ListReportsResponse out;
+    grpc::Status s = admin_service_.ListReports(&c.context, &req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(
+        s.error_message(),
+        absl::StrCat("bad_request: status ", status,
+                     " is none of REPORT_STATUS_OPEN, _DISMISSED, _ACTIONED (or unset: any)"));
+  }
+  EXPECT_EQ(store_.Calls(), 0);
+  Ctx c;
+  As(c, "admin-1", true);
+  v1::ListReportsRequest req;
+  req.set_status(v1::REPORT_STATUS_ACTIONED);
+  v1::ListReportsResponse out;
+  EXPECT_TRUE(admin_service_.ListReports(&c.context, &req, &out).ok());
+}
+
 TEST_F(ServerTest, ReportResolveMuteAndAudit) {
   v1::UploadNoteResponse up;
   ASSERT_TRUE(Upload("alice", "abc", &up).ok());
