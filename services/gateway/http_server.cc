@@ -380,6 +380,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
             keep_alive_);
       }
     }
+    // Who asks comes before what they ask: without a valid token (or, on an admin route, with
+    // a player's) the answer is 401 / 403 whatever the body, never the parser's message.
+    // The router checks again (the gRPC front's path); the gate remembers verified tokens.
+    if (method->needs_token && shared_->gate != nullptr) {
+      auto authorization = request.find(http::field::authorization);
+      std::string_view value;
+      if (authorization != request.end()) {
+        value = std::string_view(authorization->value().data(), authorization->value().size());
+      }
+      absl::StatusOr<auth::Claims> claims = method->admin_only
+                                                ? shared_->gate->AuthenticateAdmin(value)
+                                                : shared_->gate->Authenticate(value);
+      if (!claims.ok()) {
+        return SendError(HttpStatusFor(claims.status().code()), claims.status(), keep_alive_);
+      }
+    }
     std::unique_ptr<google::protobuf::Message> message(method->request_prototype->New());
     const std::string& body = request.body();
     absl::Status parsed = ParseJson(body.empty() ? std::string_view("{}") : body, message.get());

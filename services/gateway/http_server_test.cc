@@ -528,10 +528,27 @@ TEST_F(HttpServerTest, AdminNeedsTheAdminRole) {
   EXPECT_THAT(admin.body, HasSubstr(R"("playerId":"admin-view")"));
   Reply player = Post("/admin/v1/GetPlayer", "{}", {{"Authorization", PlayerBearer()}});
   EXPECT_EQ(player.status, 403);
-  EXPECT_EQ(player.body,
-            R"({"code":7,"status":"PERMISSION_DENIED","message":"admin role required"})");
+  EXPECT_EQ(
+      player.body,
+      R"({"code":7,"status":"PERMISSION_DENIED","message":"not_admin: admin role required"})");
   EXPECT_EQ(Post("/admin/v1/GetPlayer", "{}").status, 401);
   EXPECT_EQ(Post("/admin/v1/GetPlayer", "{}", {{"Authorization", "Bearer nope"}}).status, 401);
+  // Who asks is checked before what they ask: a bad body without a valid token is 401 (403
+  // for a player's token on an admin route), never the parser's message; nothing relayed.
+  const int relayed_before = client_router_.calls() + admin_router_.calls();
+  for (const char* body : {"{", R"({"x":1})", R"({"playerId":5})"}) {
+    SCOPED_TRACE(body);
+    Reply none = Post("/admin/v1/GetPlayer", body);
+    EXPECT_EQ(none.status, 401);
+    EXPECT_EQ(none.body, R"({"code":16,"status":"UNAUTHENTICATED","message":"missing token"})");
+    Reply as_player = Post("/admin/v1/GetPlayer", body, {{"Authorization", PlayerBearer()}});
+    EXPECT_EQ(as_player.status, 403);
+    EXPECT_EQ(as_player.body, player.body);
+    EXPECT_EQ(Post("/v1/GetProfile", body).status, 401);
+    // With the right token the body is judged.
+    EXPECT_EQ(Post("/admin/v1/GetPlayer", body, {{"Authorization", AdminBearer()}}).status, 400);
+  }
+  EXPECT_EQ(client_router_.calls() + admin_router_.calls(), relayed_before);
   // Client methods are not admin methods and the other way round.
   EXPECT_EQ(Post("/admin/v1/GuestLogin", "{}").status, 404);
   EXPECT_EQ(Post("/v1/GetPlayer", "{}").status, 404);

@@ -17,7 +17,7 @@ absl::StatusOr<auth::Claims> TokenGate::AuthenticateAdmin(std::string_view autho
   absl::StatusOr<auth::Claims> claims = Authenticate(authorization);
   if (!claims.ok()) return claims;
   if (claims->role != auth::Role::kAdmin) {
-    return absl::PermissionDeniedError("admin role required");
+    return absl::PermissionDeniedError("not_admin: admin role required");
   }
   return claims;
 }

@@ -5,8 +5,8 @@
 // (scheme case-insensitive, one space); AuthenticateToken takes the bare token (a WebSocket's
 // open.access_token). Both answer the claims or UNAUTHENTICATED with the verifier's reason
 // ("missing token", "malformed authorization header", "expired token", "bad signature",
-// ...). AuthenticateAdmin also answers PERMISSION_DENIED ("admin role required") for a valid
-// token of the player role.
+// ...). AuthenticateAdmin also answers PERMISSION_DENIED "not_admin: admin role required" (the
+// reason word of moderation.proto) for a valid token of the player role.
 // Thread-safety: immutable after construction; the verifier must outlive the gate.
 #ifndef COURTPIECE_SERVICES_GATEWAY_TOKEN_GATE_H_
 #define COURTPIECE_SERVICES_GATEWAY_TOKEN_GATE_H_

@@ -324,7 +324,7 @@ TEST_F(UnaryRelayTest, TokenRefusalsComeBeforeAnyUpstreamCall) {
   lv1::GetPlayerRequest get;
   get.set_player_id("p9");
   out = Call(*admins_, "GetPlayer", get, Ctx(Bearer(auth::Role::kPlayer)));
-  EXPECT_EQ(out.status, absl::PermissionDeniedError("admin role required"));
+  EXPECT_EQ(out.status, absl::PermissionDeniedError("not_admin: admin role required"));
   out = Call(*admins_, "GetPlayer", get);
   EXPECT_EQ(out.status, absl::UnauthenticatedError("missing token"));
   EXPECT_EQ(seen_.calls, 0);
@@ -464,7 +464,7 @@ TEST_F(UnaryRelayTest, ModerationAdminCallsUseModerationsOwnTypes) {
   EXPECT_EQ(moderation_.last("ListReports")->authorization, admin);
 
   out = Call(*admins_, "ListReports", list, Ctx(Bearer(auth::Role::kPlayer)));
-  EXPECT_EQ(out.status, absl::PermissionDeniedError("admin role required"));
+  EXPECT_EQ(out.status, absl::PermissionDeniedError("not_admin: admin role required"));
   EXPECT_EQ(moderation_.seen().size(), 1u);
 }
 

@@ -425,7 +425,9 @@ TEST_F(VoiceRoutesTest, AdminListReportsAndResolveReportAreRelayed) {
   const size_t calls = fake_.seen().size();
   r = PostJson("/admin/v1/ListReports", "{}", Player());
   EXPECT_EQ(r.status, 403);
-  EXPECT_EQ(r.body, R"({"code":7,"status":"PERMISSION_DENIED","message":"admin role required"})");
+  EXPECT_EQ(
+      r.body,
+      R"({"code":7,"status":"PERMISSION_DENIED","message":"not_admin: admin role required"})");
   r = PostJson("/admin/v1/ResolveReport", "{}", "");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(fake_.seen().size(), calls);
