@@ -690,6 +690,14 @@ TEST_F(Voice, CheckVoiceLockGivesTheFirstReasonThatHolds) {
   ASSERT_EQ(Do(*a->host, ann, Cmd(3, "voice_discard")), 0);
   EXPECT_EQ(Reason("a"), "allowance_used");  // a discard uses it
   EXPECT_EQ(Reason("b"), "no_lock");
+  // So does a lock taken and left to run out (10 s): the upload is then allowance_used, not
+  // no_lock, which is kept for a player who never took the lock this round.
+  ASSERT_EQ(Do(*a->host, ben, Cmd(2, "voice_start")), 0);
+  EXPECT_EQ(Reason("b"), "may_send");
+  Run(*a->host, 9'500);
+  EXPECT_EQ(Reason("b"), "may_send");
+  Run(*a->host, 1'000);
+  EXPECT_EQ(Reason("b"), "allowance_used");
   // Fewer than two people: alone, whatever else holds (bots do not count).
   ASSERT_EQ(Do(*a->host, ben, Cmd(4, "leave")), 0);
   ASSERT_EQ(Do(*a->host, host, Cmd(5, "leave")), 0);
