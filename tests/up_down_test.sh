@@ -11,7 +11,9 @@
 #  2. up again: a no-op (says so, exit 0, the same pids everywhere).
 #  3. down: exit 0, no pid of ours alive, no port answering.
 #  4. up again: the same device secret signs the same player in (created false) with the same
-#     coins, and the table's code still resolves to the same table; then down.
+#     coins, and the table's code still resolves to the same table.
+#  5. the token keys rotated as docs/operations.md says, on the state folder's files: a token
+#     of the old key works until its key leaves the verify keys, then 401; then down.
 # Prints each step's elapsed seconds. Needs: postgresql-15, redis, curl, python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -137,6 +139,45 @@ coins_after=$(post GetProfile '{}' "$token" | field coins)
 [ "$coins_after" = "$coins" ] || die "coins after restart: $coins_after, before: $coins"
 resolved=$(post ResolveCode "{\"code\":\"$code\"}" "$token" | field tableId)
 [ "$resolved" = "$table_id" ] || die "code $code resolves to $resolved, not $table_id"
+
+# docs/operations.md "Rotating the token keys", on this suite's files (deploy/local/README.md):
+# the lobby, the gateway and moderation read lobby-verify.keys; the lobby signs with
+# lobby-signing.key. A token signed with the old key keeps working until step 4.
+restart() {  # restart NAME...: SIGTERM them, wait until they exit, then up.sh starts them again
+  local name pid pids=()
+  for name in "$@"; do
+    pid=$(cat "$state/run/$name.pid") || die "no pid file for $name"
+    kill -TERM "$pid"
+    pids+=("$pid")
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    ! kill -0 "$pid" 2>/dev/null || die "pid $pid did not exit 15 s after SIGTERM"
+  done
+  ./deploy/local/up.sh >"$state/up-restart.out" 2>&1 || { cat "$state/up-restart.out" >&2; die "up.sh (restart $*) failed"; }
+}
+status_of() {  # status_of METHOD TOKEN: the HTTP status of POST /v1/METHOD {} with TOKEN
+  curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $2" -d '{}' "$http/v1/$1"
+}
+step "key rotation"
+old_token=$token
+pair=$(build/bin/courtpiece-keygen --kid k2)
+new_seed=$(sed -n 's/^COURTPIECE_LOBBY_SIGNING_KEY=//p' <<<"$pair")
+new_pub=$(sed -n 's/^COURTPIECE_LOBBY_VERIFY_KEYS=//p' <<<"$pair")
+old_pub=$(cat "$state/lobby-verify.keys")
+echo "$old_pub,$new_pub" >"$state/lobby-verify.keys"  # 2. accept both
+restart lobby gateway moderation
+[ "$(status_of GetProfile "$old_token")" = 200 ] || die "step 2: the old key's token was refused"
+echo "$new_seed" >"$state/lobby-signing.key"  # 3. sign with the new key
+restart lobby
+[ "$(status_of GetProfile "$old_token")" = 200 ] || die "step 3: the old key's token was refused"
+new_token=$(post GuestLogin "{\"deviceSecret\":\"$secret\"}" | field accessToken)
+[ "$(status_of GetProfile "$new_token")" = 200 ] || die "step 3: the new key's token was refused"
+echo "$new_pub" >"$state/lobby-verify.keys"  # 4. drop the old key
+restart lobby gateway moderation
+[ "$(status_of GetProfile "$old_token")" = 401 ] || die "step 4: the old key's token still works"
+[ "$(status_of GetProfile "$new_token")" = 200 ] || die "step 4: the new key's token was refused"
 
 step "down"
 ./deploy/local/down.sh >"$state/down2.out" 2>&1 || { cat "$state/down2.out" >&2; die "down.sh failed"; }

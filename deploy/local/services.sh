@@ -51,8 +51,11 @@ live_pid() {
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
   exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  # exe is the resolved path (with " (deleted)" after a rebuild: still ours).
-  [[ $exe == "$(cd "$root" && pwd -P)/build/bin/courtpiece-"* ]] || return 1
+  # exe is the resolved path (with " (deleted)" after a rebuild: still ours); build/ or
+  # build/bin may be symlinks, so resolve the folder itself, not only the repo root.
+  local bin_dir
+  bin_dir=$(cd "$root/build/bin" 2>/dev/null && pwd -P) || return 1
+  [[ $exe == "$bin_dir/courtpiece-"* ]] || return 1
   echo "$pid"
 }
 
@@ -86,7 +89,8 @@ service_env() {
   local key="$STATE_DIR/lobby-signing.key" pub="$STATE_DIR/lobby-verify.keys"
   if [[ $binary == lobby || $binary == gateway || $binary == moderation ]]; then
     # A development key pair, made once (courtpiece-keygen) and kept with the state: the
-    # lobby signs with the seed, the gateway verifies with the public key.
+    # lobby signs with the seed; the lobby, the gateway and moderation verify with the
+    # public keys in one file (a rotation edits it: deploy/local/README.md).
     if [ ! -s "$key" ] || [ ! -s "$pub" ]; then
       local pair
       pair=$("$root/build/bin/courtpiece-keygen" --kid dev)
@@ -114,6 +118,7 @@ service_env() {
       ENV_VARS+=(
         "COURTPIECE_LOBBY_WALLET_ADDR=127.0.0.1:$WALLET_PORT"
         "COURTPIECE_LOBBY_SIGNING_KEY_FILE=$key"
+        "COURTPIECE_LOBBY_VERIFY_KEYS_FILE=$pub"
         "COURTPIECE_LOBBY_INVITE_BASE_URL=http://localhost:$GATEWAY_HTTP_PORT"
       )
       ;;
