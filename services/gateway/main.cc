@@ -25,6 +25,8 @@
 //   COURTPIECE_GATEWAY_COMMANDS_BURST     its token bucket's size      (default 40)
 //   COURTPIECE_GATEWAY_RESUME_TIMEOUT     a moved table's resume gives up after (default 30s)
 //   COURTPIECE_GATEWAY_RPC_DEADLINE_MAX   cap on every unary call's deadline (default 10s)
+//   COURTPIECE_GATEWAY_LOOKUP_THREADS     threads for owner lookups and resumes (Redis, a
+//                                         table's GetTable; default 4, 1..64)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error        (default info)
 //   (the web front's own settings: http_server.h ReadHttpServerOptions)
 #include <memory>

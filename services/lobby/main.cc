@@ -37,6 +37,7 @@
 //   COURTPIECE_LOBBY_ACCESS_TTL           access-token lifetime        (default 15m; 10s..24h)
 //   COURTPIECE_LOBBY_REFRESH_TTL          refresh-token lifetime       (default 720h; ..8760h)
 //   COURTPIECE_LOBBY_TOKEN_SKEW           clock skew allowed on expiry (default 30s; 0..5m)
+//   COURTPIECE_LOBBY_TOKEN_CACHE_MAX      verified tokens remembered   (default 8192; 0: none)
 //   COURTPIECE_LOBBY_AVATAR_MAX           avatar ids are 1..this       (default 64)
 //   COURTPIECE_LOBBY_WALLET_READ_TIMEOUT  the profile's balance read   (default 500ms)
 //   COURTPIECE_LOBBY_PG_POOL_SIZE         Postgres connections         (default 16)

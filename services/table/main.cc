@@ -5,9 +5,10 @@
 //   COURTPIECE_REDIS_ADDR                 Redis HOST:PORT (required)
 //   COURTPIECE_TABLE_REDIS_DB             Redis database index (SELECT)   (default 0)
 //   COURTPIECE_TABLE_ADDR                 gRPC listen HOST:PORT           (default 0.0.0.0:7002)
-//   COURTPIECE_TABLE_ADVERTISE_ADDR       what peers and gateways dial    (default
+//   COURTPIECE_TABLE_ADVERTISE_ADDR       HOST:PORT peers and gateways dial (not 0.0.0.0, port > 0;
+//   default
 //                                         127.0.0.1:<bound port>)
-//   COURTPIECE_TABLE_INSTANCE_ID          [A-Za-z0-9_.-], stable across restarts
+//   COURTPIECE_TABLE_INSTANCE_ID          1..64 of [A-Za-z0-9_.-], stable across restarts
 //                                         (default table-<advertised host>-<port>)
 //   COURTPIECE_TABLE_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9104)
 //   COURTPIECE_TABLE_WALLET_ADDR          wallet gRPC                     (default 127.0.0.1:7004)
@@ -65,6 +66,8 @@ constexpr absl::Duration kDrain = absl::Seconds(10);
 constexpr absl::Duration kGaugeInterval = absl::Seconds(2);
 // Play messages are small (a command is tens of bytes); anything past this is refused.
 constexpr int kReceiveMessageBytesMax = 16 * 1024;
+// An instance id is a Redis key part and a registry member (the store's id rule).
+constexpr int kInstanceIdCharsMax = 64;
 
 struct Config {
   std::string redis_addr, listen_address, advertise_address, instance_id, metrics_address;
@@ -82,8 +85,8 @@ absl::StatusOr<Config> ReadConfig() {
   c.redis_addr = env.RequiredString("COURTPIECE_REDIS_ADDR");
   c.redis_db = static_cast<int>(env.Int("COURTPIECE_TABLE_REDIS_DB", 0, 0, 1023));
   c.listen_address = env.ListenAddress("COURTPIECE_TABLE_ADDR", "0.0.0.0:7002");
-  c.advertise_address = env.String("COURTPIECE_TABLE_ADVERTISE_ADDR", "");
-  c.instance_id = env.String("COURTPIECE_TABLE_INSTANCE_ID", "");
+  c.advertise_address = env.DialAddress("COURTPIECE_TABLE_ADVERTISE_ADDR", "");
+  c.instance_id = env.Identifier("COURTPIECE_TABLE_INSTANCE_ID", "", kInstanceIdCharsMax);
   c.metrics_address =
       env.ListenAddress("COURTPIECE_TABLE_METRICS_ADDR", "127.0.0.1:9104", /*allow_off=*/true);
   c.wallet_addr = env.String("COURTPIECE_TABLE_WALLET_ADDR", "127.0.0.1:7004");

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -135,6 +136,36 @@ std::string EnvConfig::ListenAddress(std::string_view name, std::string_view def
              absl::StrCat("HOST:PORT (e.g. 127.0.0.1:9101, 0.0.0.0:9101, [::1]:9101), port in "
                           "[0, 65535]",
                           allow_off ? ", or off" : ""));
+    return std::string(default_value);
+  }
+  return *value;
+}
+
+std::string EnvConfig::DialAddress(std::string_view name, std::string_view default_value) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return std::string(default_value);
+  const std::string host = value->substr(0, value->rfind(':'));
+  const bool ok = IsValidListenAddress(*value) && !absl::EndsWith(*value, ":0") &&
+                  host != "0.0.0.0" && host != "[::]" && host != "[0:0:0:0:0:0:0:0]";
+  if (!ok) {
+    AddError(name, *value,
+             "HOST:PORT that other processes can dial (e.g. 10.0.0.5:7002, table-1:7002, "
+             "[::1]:7002), port in [1, 65535], not a wildcard host");
+    return std::string(default_value);
+  }
+  return *value;
+}
+
+std::string EnvConfig::Identifier(std::string_view name, std::string_view default_value,
+                                  int max_chars) {
+  std::optional<std::string> value = Lookup(name);
+  if (!value.has_value()) return std::string(default_value);
+  const bool ok = static_cast<int>(value->size()) <= max_chars &&
+                  std::all_of(value->begin(), value->end(), [](char c) {
+                    return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
+                  });
+  if (!ok) {
+    AddError(name, *value, absl::StrCat("1..", max_chars, " characters of [A-Za-z0-9_.-]"));
     return std::string(default_value);
   }
   return *value;

@@ -132,6 +132,39 @@ TEST(EnvConfigTest, ListenAddress) {
   EXPECT_EQ(env.errors()[4], "J=\"127.0.0.1:9x\": " + allowed + ", or off");
 }
 
+TEST(EnvConfigTest, DialAddressAndIdentifier) {
+  EnvConfig env(MapEnv({{"A", "10.0.0.5:7002"},
+                        {"B", "table-1:7002"},
+                        {"C", "[::1]:1"},
+                        {"D", "nope"},
+                        {"E", "0.0.0.0:7002"},
+                        {"F", "host:0"},
+                        {"G", "[::]:7002"},
+                        {"I1", "table-local-1"},
+                        {"I2", "a.b_C-9"},
+                        {"I3", "bad id!"},
+                        {"I4", std::string(65, 'x')}}));
+  EXPECT_EQ(env.DialAddress("A", ""), "10.0.0.5:7002");
+  EXPECT_EQ(env.DialAddress("B", ""), "table-1:7002");
+  EXPECT_EQ(env.DialAddress("C", ""), "[::1]:1");
+  EXPECT_EQ(env.DialAddress("UNSET", "d:1"), "d:1");
+  EXPECT_EQ(env.Identifier("I1", "", 64), "table-local-1");
+  EXPECT_EQ(env.Identifier("I2", "", 64), "a.b_C-9");
+  EXPECT_EQ(env.Identifier("UNSET", "dflt", 64), "dflt");
+  EXPECT_TRUE(env.Finish().ok());
+  EXPECT_EQ(env.DialAddress("D", ""), "");
+  EXPECT_EQ(env.DialAddress("E", ""), "");
+  EXPECT_EQ(env.DialAddress("F", ""), "");
+  EXPECT_EQ(env.DialAddress("G", ""), "");
+  EXPECT_EQ(env.Identifier("I3", "", 64), "");
+  EXPECT_EQ(env.Identifier("I4", "", 64), "");
+  ASSERT_EQ(env.errors().size(), 6u);
+  EXPECT_EQ(env.errors()[0],
+            "D=\"nope\": allowed HOST:PORT that other processes can dial (e.g. 10.0.0.5:7002, "
+            "table-1:7002, [::1]:7002), port in [1, 65535], not a wildcard host");
+  EXPECT_EQ(env.errors()[4], "I3=\"bad id!\": allowed 1..64 characters of [A-Za-z0-9_.-]");
+}
+
 TEST(EnvConfigTest, RetiredVariableSetIsAnError) {
   EnvConfig env(MapEnv({{"OLD_PORT", "9101"}}));
   env.Retired("OLD_PORT", "NEW_ADDR");

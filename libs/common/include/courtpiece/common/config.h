@@ -62,6 +62,11 @@ class EnvConfig {
   // not listen" and returns "".
   std::string ListenAddress(std::string_view name, std::string_view default_value,
                             bool allow_off = false);
+  // An address other processes dial, "HOST:PORT" as ListenAddress but PORT 1..65535 and
+  // HOST not a wildcard (0.0.0.0, [::]): e.g. what an instance advertises. Unset: default.
+  std::string DialAddress(std::string_view name, std::string_view default_value);
+  // An identifier: 1..max_chars characters of [A-Za-z0-9_.-]. Unset: default.
+  std::string Identifier(std::string_view name, std::string_view default_value, int max_chars);
   // A variable that is no longer read: setting it is an error naming its replacement (so
   // an old deployment fails loudly instead of being silently ignored).
   void Retired(std::string_view name, std::string_view replacement);
