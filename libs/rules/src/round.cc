@@ -726,7 +726,9 @@ SeatView Round::View(int seat) const {
   v.payouts = payouts_;
   v.pile = pile_;
   v.tricks_won = {won_[0], won_[1]};
-  v.count = {count_[0], count_[1]};
+  // As RoundResult::count: classic counts tricks won (count_ is the pile and stack tally).
+  v.count = rules_.game == GameType::kClassic ? std::array<int, 2>{won_[0], won_[1]}
+                                              : std::array<int, 2>{count_[0], count_[1]};
   v.stack = stack_;
   v.marker = marker_;
   if (seat == turn()) LegalMoves(&v.legal);

@@ -123,6 +123,22 @@ TEST(Classic, EndsAtSevenNormalAndCallPassesOnLoss) {
   EXPECT_EQ(r.result().kind, ResultKind::kNormal);
   EXPECT_EQ(r.result().count, (std::array<int, 2>{7, 1}));
   EXPECT_EQ(r.NextCaller(), 2);  // caller + 1
+  // Every seat's view counts as the result does: classic counts tricks won (it read 0-0,
+  // so the table's `trick` events said "count 0-0" all round).
+  for (int seat = 0; seat < 4; ++seat) {
+    EXPECT_EQ(r.View(seat).count, (std::array<int, 2>{7, 1}));
+    EXPECT_EQ(r.View(seat).tricks_won, (std::array<int, 2>{7, 1}));
+  }
+}
+
+TEST(Classic, TheViewCountsTricksAsTheyAreWon) {
+  std::vector<std::string> t = {"1: AS 2S 3S 4S", "1: 5S KS 6S 7S", "2: QS 8S 9S TS"};
+  Round r = RunScript(R({{"game", "classic"}}), 0, {Move::Call(1, kS)}, t);
+  ASSERT_FALSE(r.over());
+  ASSERT_EQ(r.tricks_won(), (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(r.View(0).count, (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(r.View(3).count, (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(r.count(), (std::array<int, 2>{0, 0}));  // the pile/stack tally, unused here
 }
 
 TEST(Classic, KotEightTricksToOne) {  // seed 004

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,6 +94,20 @@ TEST_F(RealEngine, AWholeGameSettlesAndConservesCoins) {
       h.Run(kCountInMs);
     }
     ASSERT_EQ(h.EffectsOfType(EffectType::kRecordGame).size(), 1u);
+    // Each `trick` event says "tricks a-b count c-d": classic counts tricks (c-d = a-b); the
+    // pile games count tricks picked up, never more than were won.
+    std::vector<Event> tricks = h.EventsOfType("trick");
+    ASSERT_FALSE(tricks.empty());
+    for (const Event& e : tricks) {
+      int a = -1, b = -1, c = -1, d = -1;
+      ASSERT_EQ(std::sscanf(e.detail.c_str(), "tricks %d-%d count %d-%d", &a, &b, &c, &d), 4)
+          << e.detail;
+      if (game.find("classic") != std::string::npos) {
+        EXPECT_EQ(std::make_pair(c, d), std::make_pair(a, b)) << e.detail;
+      } else if (game.find("stack") == std::string::npos) {
+        EXPECT_LE(c + d, a + b) << e.detail;
+      }
+    }
     const GameRecord g = h.EffectsOfType(EffectType::kRecordGame)[0].game;
     EXPECT_TRUE(g.counts_for_stats);
     EXPECT_EQ(g.players.size(), 4u);

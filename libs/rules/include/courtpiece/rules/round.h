@@ -215,6 +215,8 @@ class Round {
     if (rules_.game != GameType::kKaat) return TeamOf(caller_);
     return set_event_.seat >= 0 ? TeamOf(set_event_.seat) : -1;
   }
+  // Pile games: tricks picked up; stack: points taken; classic: 0 (see tricks_won(); the
+  // View's and RoundResult's count are the tricks won there).
   std::array<int, 2> count() const { return {count_[0], count_[1]}; }
   std::array<int, 2> tricks_won() const { return {won_[0], won_[1]}; }
   int pile() const { return pile_; }
