@@ -293,7 +293,10 @@ absl::Status Table::Handle(const Command& c, int64_t now_ms) {
   SeatState& st = seats_[s];
   if (c.type != CommandType::kDisconnect && c.type != CommandType::kReconnect &&
       c.type != CommandType::kLeave && st.Away()) {
-    return absl::FailedPreconditionError("reconnect first");
+    // Pressed Leave mid-round (their stream, which sent this, is open): `join` brings them
+    // back (client-api.md §3.5); a dropped connection comes back by reopening its stream.
+    return absl::FailedPreconditionError(st.left ? "you left this round: send join to come back"
+                                                 : "reconnect first");
   }
   // Validate and apply first: an error changes nothing (not even a bot-driven seat).
   absl::Status status = Dispatch(s, c, now_ms);

@@ -254,6 +254,9 @@ TEST_F(Scenario, ComeBackBeforeTheRoundEndsAndCarryOn) {
   engines.script = {{0, "normal", 1}};
   FourPeopleFirstRound();
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "a").ok());
+  // Still connected after Leave: a command other than join says how to come back.
+  EXPECT_EQ(h.Simple(CommandType::kTakeBack, "a"),
+            absl::FailedPreconditionError("you left this round: send join to come back"));
   ASSERT_TRUE(h.Join("a").ok());  // back
   EXPECT_FALSE(h.table().seat(2).Away());
   h.PlayPeople();
@@ -267,6 +270,8 @@ TEST_F(Scenario, DisconnectedAtRoundEndSeatKeptTenMinutesBackInTime) {
   engines.script = {{1, "normal", 1}};
   FourPeopleFirstRound();
   ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  EXPECT_EQ(h.Simple(CommandType::kTakeBack, "b"),
+            absl::FailedPreconditionError("reconnect first"));
   h.PlayPeople();
   EXPECT_EQ(LegsOf(Transfers(h, TransferStep::kPayout)[0]),
             (Legs{{"pot:t1:1", -400}, {"house", 200}, {"player:c", 200}}));
