@@ -36,6 +36,18 @@ PrometheusGatewayMetrics::PrometheusGatewayMetrics(common::Metrics& metrics)
     in_by_kind_[i] = &in_.WithLabels(labels);
     out_by_kind_[i] = &out_.WithLabels(labels);
   }
+  // Every documented series exists from the start at 0, so a dashboard panel or a rate()
+  // shows 0 rather than "no data" before the first event.
+  for (std::string_view reason : {"total", "per_ip"}) {
+    refused_.WithLabels({{"reason", std::string(reason)}});
+  }
+  for (std::string_view kind : {"websocket", "grpc"}) {
+    drops_.WithLabels({{"kind", std::string(kind)}});
+    rate_limited_.WithLabels({{"kind", std::string(kind)}});
+  }
+  for (std::string_view outcome : {"resumed", "snapshot", "failed"}) {
+    reconnects_.WithLabels({{"outcome", std::string(outcome)}});
+  }
 }
 
 template <typename Family, typename Series>

@@ -45,6 +45,11 @@ TEST(PrometheusGatewayMetricsTest, ExportsEveryFamilyWithItsLabels) {
       R"(courtpiece_gateway_upstream_seconds_count{code="UNAVAILABLE",method="GuestLogin"} 1)"));
   EXPECT_TRUE(Has(text, R"(courtpiece_gateway_reconnects_total{outcome="resumed"} 1)"));
   EXPECT_TRUE(Has(text, R"(courtpiece_gateway_reconnects_total{outcome="failed"} 1)"));
+  // The series nothing has counted yet are there at 0 (no "no data" panels).
+  EXPECT_TRUE(Has(text, R"(courtpiece_gateway_connections_refused_total{reason="total"} 0)"));
+  EXPECT_TRUE(Has(text, R"(courtpiece_gateway_send_queue_drops_total{kind="grpc"} 0)"));
+  EXPECT_TRUE(Has(text, R"(courtpiece_gateway_rate_limited_total{kind="websocket"} 0)"));
+  EXPECT_TRUE(Has(text, R"(courtpiece_gateway_reconnects_total{outcome="snapshot"} 0)"));
 }
 
 }  // namespace

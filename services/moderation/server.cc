@@ -158,7 +158,11 @@ ModerationMetrics::ModerationMetrics(common::Metrics& metrics)
                                             "Age of the oldest open report (0: none).")),
       notes_stored_(metrics.Gauge("notes_stored", "Notes with their audio stored.")),
       audio_bytes_(metrics.Gauge("audio_bytes", "Audio bytes stored.")),
-      active_mutes_(metrics.Gauge("active_mutes", "Players muted now.")) {}
+      active_mutes_(metrics.Gauge("active_mutes", "Players muted now.")) {
+  // The everyday results exist from the start at 0 (a dashboard shows 0, not "no data").
+  for (const char* result : {"accepted", "replayed"}) notes_.WithLabels({{"result", result}});
+  for (const char* result : {"filed", "replayed"}) reports_.WithLabels({{"result", result}});
+}
 
 void ModerationMetrics::Upload(const absl::Status& status, bool replayed, int64_t bytes) {
   const std::string result =

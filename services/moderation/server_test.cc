@@ -212,6 +212,13 @@ TEST_F(ServerTest, AdminCallsNeedAnAdminToken) {
   EXPECT_EQ(store_.Calls(), 0);
 }
 
+TEST_F(ServerTest, TheEverydayResultsAreThereAtZeroFromTheStart) {
+  EXPECT_THAT(Metrics(), HasSubstr("courtpiece_moderation_notes_total{result=\"accepted\"} 0"));
+  EXPECT_THAT(Metrics(), HasSubstr("courtpiece_moderation_notes_total{result=\"replayed\"} 0"));
+  EXPECT_THAT(Metrics(), HasSubstr("courtpiece_moderation_reports_total{result=\"filed\"} 0"));
+  EXPECT_THAT(Metrics(), HasSubstr("courtpiece_moderation_reports_total{result=\"replayed\"} 0"));
+}
+
 TEST_F(ServerTest, AReportStatusFilterOutsideTheEnumIsRefused) {
   for (int status : {-1, 4, 9}) {
     Ctx c;

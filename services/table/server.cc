@@ -259,7 +259,10 @@ TableMetrics::TableMetrics(common::Metrics& m)
       seats_(m.Gauge("seats", "Seats of hosted tables by kind.")),
       streams_(m.Gauge("streams", "Open Play streams.")),
       pending_(m.Gauge("pending_effects", "Effects not yet acknowledged by their receiver.")),
-      bot_jobs_(m.Gauge("bot_jobs", "Searching bots' jobs: queued now, expired unrun (total).")) {}
+      bot_jobs_(m.Gauge("bot_jobs", "Searching bots' jobs: queued now, expired unrun (total).")) {
+  // The series a dashboard or an alert reads exist from the start at 0 ("no data" otherwise).
+  for (const char* why : {"queue_full", "flood"}) cuts_.WithLabels({{"reason", why}});
+}
 
 void TableMetrics::Command(std::string_view type, absl::StatusCode code) {
   const std::string t = table::ParseCommandType(type).has_value() ? std::string(type) : "unknown";

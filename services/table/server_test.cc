@@ -9,6 +9,7 @@
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/table/rules_engine.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "services/table/fake_ports.h"
@@ -179,6 +180,14 @@ TEST_F(ServerTest, AFloodIsRefusedThenCutAndTheTableCarriesOn) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->code(), 0) << r->message();
   host_stream.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, TheStreamCutSeriesAreThereAtZeroFromTheStart) {
+  const std::string text = metrics->Serialize();
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "courtpiece_table_test_streams_cut_total{reason=\"queue_full\"} 0"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("courtpiece_table_test_streams_cut_total{reason=\"flood\"} 0"));
 }
 
 TEST_F(ServerTest, AnOversizedMessageIsRefused) {
