@@ -125,6 +125,12 @@ export interface TableState {
   code: string;
   me: string;
   mySeat: number; // -1 not seated
+  /**
+   * The seat I played this game from when the table unseated me at its end with a bot
+   * playing for me (bot_driving_at_game_end: still paid): its results still read as mine
+   * ("You won", my coins, "You" for that seat) until I sit again or a new game starts. -1: none.
+   */
+  lastSeat: number;
   hostPlayer: string;
   hostSeat: number;
   betCoins: number;
@@ -210,6 +216,7 @@ export function initialState(tableId: string, me: string): TableState {
     code: '',
     me,
     mySeat: -1,
+    lastSeat: -1,
     hostPlayer: '',
     hostSeat: -1,
     betCoins: 0,
@@ -217,7 +224,7 @@ export function initialState(tableId: string, me: string): TableState {
     botLevel: 'easy',
     serverOffsetMs: 0,
     serverOffsetKnown: false,
-    gameOptions: { game: 'classic' },
+    gameOptions: {game: 'classic'},
     game: 'classic',
     listed: false,
     phase: 'waiting',
@@ -404,10 +411,16 @@ function log(s: TableState, now: number, text: string): LogLine[] {
   return out.length > LOG_MAX ? out.slice(out.length - LOG_MAX) : out;
 }
 
+/** My seat for reading results: the one I sit in, else the one this game's end took (lastSeat). */
+export function playerSeat(s: TableState): number {
+  return s.mySeat >= 0 ? s.mySeat : s.lastSeat;
+}
+
 export function seatName(s: TableState, seat: number): string {
   if (seat < 0 || seat > 3) return 'nobody';
   if (seat === s.mySeat) return 'You';
   const v = s.seats[seat];
+  if (s.mySeat < 0 && seat === s.lastSeat && v.kind === 'empty') return 'You';
   if (v.kind === 'bot') return `Bot ${seat + 1}`;
   return displayNameOf(v.player, s.profiles);
 }
@@ -587,7 +600,13 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       const seats = setSeat(s, seat, { kind, player, presence: 'present', keepUntilMs: 0 });
       const mySeat = mySeatOf(seats, s.me, s.mySeat);
       const fresh = s.seats[seat].player !== player;
-      const out = { ...s, seats, mySeat, hostSeat: s.hostPlayer === player ? seat : s.hostSeat };
+      const out = {
+        ...s,
+        seats,
+        mySeat,
+        lastSeat: mySeat >= 0 ? -1 : s.lastSeat,
+        hostSeat: s.hostPlayer === player ? seat : s.hostSeat,
+      };
       return fresh ? { ...out, log: log(out, now, `${seatName(out, seat)} sat down`) } : out;
     }
     case 'unseated': {
@@ -601,6 +620,14 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
         away_at_game_end: 'was away at the game end',
         bot_driving_at_game_end: 'was away at the game end',
       };
+      // The same, said to you.
+      const yours: Record<string, string> = {
+        ...why,
+        not_back_in_time: 'were not back in time',
+        bot_removed: 'were taken out',
+        away_at_game_end: 'were away at the game end',
+        bot_driving_at_game_end: 'were away at the game end: a bot played for you',
+      };
       const text = `${name()} ${why[detail] ?? 'left'}`;
       const seats = setSeat(s, seat, { kind: 'empty', player: '', presence: 'present', keepUntilMs: 0, handSize: 0 });
       const mine = seat === s.mySeat;
@@ -608,7 +635,14 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
         ...s,
         seats,
         mySeat: mine ? -1 : s.mySeat,
-        log: log(s, now, mine ? `You ${why[detail] ?? 'left'}` : text),
+        lastSeat: mine && detail === 'bot_driving_at_game_end' ? seat :
+            mine                                               ? -1 :
+                                                                 s.lastSeat,
+        // A seat given up gives up hosting too: the table names the next host (a `host` event);
+        // until then nobody here is shown as host by my old seat.
+        hostSeat: mine && s.hostSeat === seat ? -1 : s.hostSeat,
+        hostPlayer: mine && s.hostSeat === seat ? '' : s.hostPlayer,
+        log: log(s, now, mine ? `You ${yours[detail] ?? 'left'}` : text),
       };
     }
     case 'host': {
@@ -666,6 +700,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       return {
         ...s,
         gameNo: value,
+        lastSeat: -1,  // a new game: results read from the seat I sit in
         score: [0, 0],
         courts: [0, 0],
         gameOver: null,
@@ -1001,7 +1036,8 @@ export function teamOf(seat: number): number {
 
 export function teamName(s: TableState, team: number): string {
   if (team < 0) return 'Nobody';
-  if (s.mySeat >= 0) return teamOf(s.mySeat) === team ? 'You and your partner' : 'Your opponents';
+  const mine = playerSeat(s);
+  if (mine >= 0) return teamOf(mine) === team ? 'You and your partner' : 'Your opponents';
   return team === 0 ? 'Seats 1 & 3' : 'Seats 2 & 4';
 }
 
@@ -1020,9 +1056,10 @@ export function resultText(s: TableState, r: RoundResult): string {
 
 /** Coins this seat made in the last round: +bet per share won, doubled for a Court. */
 export function coinsForResult(s: TableState, r: RoundResult): number {
-  if (r.team < 0 || s.mySeat < 0) return 0;
+  const mine = playerSeat(s);
+  if (r.team < 0 || mine < 0) return 0;
   const mult = COURT_KINDS.includes(r.kind) ? 2 : 1;
-  return (teamOf(s.mySeat) === r.team ? 1 : -1) * mult * s.betCoins;
+  return (teamOf(mine) === r.team ? 1 : -1) * mult * s.betCoins;
 }
 
 /** What my seat may do now: "call" (name trump), "hide", "play", or "" (wait). */

@@ -25,6 +25,7 @@ import {
   resultText,
   profilesWanted,
   seatAvatarId,
+  playerSeat,
   seatName,
   suitWord,
   teamName,
@@ -164,7 +165,14 @@ export function TableScreen(props: {
   const legal = legalCards(s);
 
   const leave = () => {
-    if (inRound(s) && s.mySeat >= 0 && !window.confirm('Leave in the middle of a round? A bot plays your cards and your bet stays in the pot.')) return;
+    // RULES.md §4.5, §4.9, §4.12: leaving a game under way is a quit, unless you are the only
+    // person at the table (a game with bots only does not count).
+    const quit = s.seats.filter((x) => x.kind === 'person').length >= 2 ? ', and it counts as a quit' : '';
+    if (inRound(s) && s.mySeat >= 0) {
+      if (!window.confirm(`Leave in the middle of a round? A bot plays your cards, your bet stays in the pot${quit}.`)) return;
+    } else if (s.mySeat >= 0 && quit && s.results.length > 0 && !s.gameOver) {
+      if (!window.confirm('Leave while the game is under way? It counts as a quit.')) return;
+    }
     if (s.mySeat >= 0 && s.connection === 'open') send({ type: 'leave' });
     props.onLeave();
   };
@@ -204,14 +212,14 @@ export function TableScreen(props: {
           </span>
         </div>
         <div class="score" role="group" aria-label="Game score" data-testid="score">
-          <span class={`team us ${teamOf(s.mySeat) === 0 || s.mySeat < 0 ? '' : ''}`}>
-            <small>{s.mySeat >= 0 ? 'Us' : 'Team 1'}</small>
-            <b>{s.score[teamOf(Math.max(0, s.mySeat))]}</b>
+          <span class="team us">
+            <small>{playerSeat(s) >= 0 ? 'Us' : 'Team 1'}</small>
+            <b>{s.score[teamOf(Math.max(0, playerSeat(s)))]}</b>
           </span>
           <span class="dash">:</span>
           <span class="team them">
-            <small>{s.mySeat >= 0 ? 'Them' : 'Team 2'}</small>
-            <b>{s.score[1 - teamOf(Math.max(0, s.mySeat))]}</b>
+            <small>{playerSeat(s) >= 0 ? 'Them' : 'Team 2'}</small>
+            <b>{s.score[1 - teamOf(Math.max(0, playerSeat(s)))]}</b>
           </span>
         </div>
         <div class="coins" role="group" aria-label="your coins">
@@ -276,7 +284,7 @@ export function TableScreen(props: {
         <Controls s={s} send={send} now={now} api={props.api} />
       </section>
 
-      <GameOver s={s} onLeave={leave} />
+      <GameOver s={s} onLeave={leave} onSit={() => send({ type: 'join' })} />
     </main>
   );
 }
@@ -861,20 +869,22 @@ function Results(props: { s: TableState }) {
   );
 }
 
-function GameOver(props: { s: TableState; onLeave: () => void }) {
+function GameOver(props: { s: TableState; onLeave: () => void; onSit: () => void }) {
   const { s } = props;
   const g = s.finishedGame;
   const [dismissed, setDismissed] = useState(-1);
   if (!g || dismissed === g.gameNo) return null;
   // the next game's first deal: the results step aside
   if (s.gameNo > g.gameNo && s.round) return null;
-  const won = s.mySeat >= 0 && g.team === teamOf(s.mySeat);
-  const us = teamOf(Math.max(0, s.mySeat));
+  // Unseated at the game's end with a bot playing for me (lastSeat): still my game's result.
+  const mine = playerSeat(s);
+  const won = mine >= 0 && g.team === teamOf(mine);
+  const us = teamOf(Math.max(0, mine));
   const coins = g.results.reduce((acc, r) => acc + coinsForResult(s, r), 0);
   return (
     <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="go-h">
       <div class="panel gameover">
-        <h2 id="go-h">{g.endedEarly ? 'Game ended early' : won ? 'You won!' : s.mySeat < 0 ? 'Game over' : 'You lost'}</h2>
+        <h2 id="go-h">{g.endedEarly ? 'Game ended early' : won ? 'You won!' : mine < 0 ? 'Game over' : 'You lost'}</h2>
         <div class="final">
           <span>
             <small>Us</small>
@@ -901,9 +911,22 @@ function GameOver(props: { s: TableState; onLeave: () => void }) {
           ))}
         </ol>
         <div class="row">
-          <button type="button" class="primary" onClick={() => setDismissed(g.gameNo)}>
-            Stay for the next game
-          </button>
+          {s.mySeat < 0 && s.lastSeat >= 0 ? (
+            <button
+              type="button"
+              class="primary"
+              onClick={() => {
+                setDismissed(g.gameNo);
+                props.onSit();
+              }}
+            >
+              Take a seat for the next game
+            </button>
+          ) : (
+            <button type="button" class="primary" onClick={() => setDismissed(g.gameNo)}>
+              Stay for the next game
+            </button>
+          )}
           <button type="button" onClick={props.onLeave}>
             Back to the lobby
           </button>

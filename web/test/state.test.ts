@@ -1,23 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import {
-  Action,
-  TableState,
-  WireEvent,
-  botLevelOf,
-  botLevelText,
-  canAsk,
-  canShow,
-  coinsForResult,
-  feltCards,
-  initialState,
-  legalCards,
-  localTime,
-  myAction,
-  profilesWanted,
-  reduce,
-  seatAvatarId,
-  seatName,
-} from '../src/state';
+import {describe, expect, it} from 'vitest';
+
+import {Action, botLevelOf, botLevelText, canAsk, canShow, coinsForResult, feltCards, initialState, legalCards, localTime, myAction, playerSeat, profilesWanted, reduce, seatAvatarId, seatName, TableState, teamName, WireEvent,} from '../src/state';
 
 const ME = 'p-me0001';
 let seq = 0;
@@ -211,6 +194,40 @@ describe('seating and presence', () => {
     expect(s.hostSeat).toBe(2);
     expect(s.hostPlayer).toBe('p-partner2');
   });
+  it('unseated at the game end with a bot playing for me: the results stay mine', () => {
+    let s = dealt();
+    s = run(
+        s,
+        ev('round_result', {seat: 0, detail: 'normal 1-0', value: '1'}),
+        ev('unseated', {seat: 0, player: ME, detail: 'bot_driving_at_game_end'}),
+        ev('host', {seat: 2, player: 'p-partner2'}),
+        ev('game_over', {seat: 0, detail: 'won 1-0'}),
+    );
+    expect(s.mySeat).toBe(-1);
+    expect(s.lastSeat).toBe(0);
+    expect(playerSeat(s)).toBe(0);
+    expect(teamName(s, 0)).toBe('You and your partner');
+    expect(coinsForResult(s, s.results[0])).toBe(50);
+    expect(seatName(s, 0)).toBe('You');  // the empty seat I played from
+    expect(s.log.map((l) => l.text))
+        .toContain('You were away at the game end: a bot played for you');
+    expect(s.hostSeat).toBe(2);
+    // Sitting again, or the next game, reads results from the seat I sit in.
+    const again = run(s, ev('seated', {seat: 3, player: ME, detail: 'person'}));
+    expect(again.mySeat).toBe(3);
+    expect(again.lastSeat).toBe(-1);
+    expect(run(s, ev('game_started', {value: '2'})).lastSeat).toBe(-1);
+  });
+  it('freed from the host seat: no longer shown as host, even before the next host is named',
+     () => {
+       const s = run(table(), ev('unseated', {seat: 0, player: ME, detail: 'left'}));
+       expect(s.hostSeat).toBe(-1);
+       expect(s.hostPlayer).toBe('');
+       expect(s.lastSeat).toBe(-1);  // left: not paid, the results are not read as mine
+       const back = run(s, ev('seated', {seat: 0, player: ME, detail: 'person'}));
+       expect(back.hostSeat).toBe(-1);  // not host again by an old name
+       expect(run(back, ev('host', {seat: 2, player: 'p-partner2'})).hostSeat).toBe(2);
+     });
   it('my own unseat makes me not seated', () => {
     const s = run(table(), ev('unseated', { seat: 0, player: ME, detail: 'left' }));
     expect(s.mySeat).toBe(-1);

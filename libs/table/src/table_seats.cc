@@ -58,6 +58,10 @@ absl::Status Table::Join(const Command& c, int64_t now) {
   if (host_.empty()) {
     host_ = c.player;
     EmitAll({.type = "host", .seat = seat, .player = host_});
+  } else {
+    // The newcomer learns who hosts, as it learns who sits: a player back at the table may
+    // have missed the host passing on while they were not seated.
+    EmitTo(seat, {.type = "host", .seat = SeatOf(host_), .player = host_});
   }
   if (c.away) (void)Disconnect(seat, now);  // before Reschedule: no start begun and cancelled
   Reschedule(now);

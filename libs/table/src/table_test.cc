@@ -40,6 +40,17 @@ TEST_F(Scenario, SeatingHostZeroThenTwoOneThree) {
   EXPECT_EQ(h.Join("a").code(), absl::StatusCode::kAlreadyExists);
 }
 
+TEST_F(Scenario, APlayerWhoSitsAgainLearnsWhoHostsNow) {
+  ASSERT_TRUE(h.Join("a").ok());                            // seat 2
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "host").ok());  // before a game: free
+  ASSERT_EQ(h.EventsOfType("host").back().player, "a");
+  ASSERT_TRUE(h.Join("host").ok());  // back, seat 0 again, no longer the host
+  const Event& told = h.EventsOfType("host").back();
+  EXPECT_EQ(told.to_player, "host");
+  EXPECT_EQ(told.player, "a");
+  EXPECT_EQ(told.seat, 2);
+}
+
 TEST_F(Scenario, SittingDownNeedsTwiceTheBet) {
   EXPECT_EQ(h.Join("poor", 199).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(h.Join("ok", 200).ok());
