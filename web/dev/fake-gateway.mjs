@@ -530,13 +530,19 @@ function endRound(t, over) {
         emitAll(t, { type: 'unseated', seat: s, player: x.player, detail: 'away_at_game_end' });
       }
     }
-    // the next game starts by itself when every seat is held by a bot or a present person
-    later(t, AUTO_START_MS, () => {
-      if (t.phase === 'waiting' && t.seats.every((x) => x.kind === 'bot' || (x.kind === 'person' && x.connected))) {
+    // the next game starts by itself once every seat is held by a bot or a present person
+    // (as the table does: someone away holds it back until they are back, RULES.md §4.3)
+    const game = t.gameNo;
+    const next = () => {
+      if (t.phase !== 'waiting' || t.gameNo !== game) return;
+      if (t.seats.every((x) => x.kind === 'bot' || (x.kind === 'person' && x.connected))) {
         t.round = null;
         startGame(t);
+      } else {
+        later(t, 500, next);
       }
-    });
+    };
+    later(t, AUTO_START_MS, next);
     return;
   }
   later(t, 1500, () => {
