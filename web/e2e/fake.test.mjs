@@ -196,6 +196,26 @@ test('four players: sign in, create, join by code, link and quick join, play a r
   for (const [k, v] of Object.entries(all)) assert.deepEqual(serious(v), [], `axe serious/critical on ${k}`);
 });
 
+test('change name: saved in the header; Cancel and Escape keep the old one', async () => {
+  const p = await newPage(browser, fake.url, PHONE);
+  await signIn(p, 'Nadia');
+  await p.getByTestId('my-name').filter({ hasText: 'Nadia' }).waitFor();
+  await p.getByRole('button', { name: 'Change name' }).click();
+  await p.getByLabel('Your name').fill('Nadia K');
+  await p.getByRole('button', { name: 'Cancel' }).click();
+  assert.equal((await p.getByTestId('my-name').innerText()).trim(), 'Nadia');
+  await p.getByRole('button', { name: 'Change name' }).click();
+  await p.getByLabel('Your name').fill('Nadia K');
+  await p.keyboard.press('Escape');
+  assert.equal(await p.getByLabel('Your name').count(), 0);
+  await p.getByRole('button', { name: 'Change name' }).click();
+  await p.getByLabel('Your name').fill('Nadia Khan');
+  await shot(p, '02c-change-name');
+  await p.getByRole('button', { name: 'Save' }).click();
+  await p.getByTestId('my-name').filter({ hasText: 'Nadia Khan' }).waitFor();
+  await p.context().close();
+});
+
 test('bot level: the default is easy; an unknown level is refused as the server does', async () => {
   const login = await fetch(`${fake.url}/v1/GuestLogin`, { method: 'POST', body: JSON.stringify({ deviceSecret: 'd'.repeat(43), displayName: 'Levels' }) }).then((r) => r.json());
   const call = (method, body) =>

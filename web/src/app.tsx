@@ -282,7 +282,10 @@ function Lobby(props: {
           </div>
         </div>
         <h1 class="title">Court Piece</h1>
-        <AvatarPicker api={api} profile={profile} onProfile={props.onProfile} />
+        <div class="profile-edit">
+          <NameEditor api={api} profile={profile} onProfile={props.onProfile} />
+          <AvatarPicker api={api} profile={profile} onProfile={props.onProfile} />
+        </div>
       </header>
 
       <section class="stats panel" aria-label="Your stats">
@@ -438,6 +441,69 @@ function Stat(props: { label: string; v?: string }) {
   );
 }
 
+/** "Change name": the same rules as at sign-in (the lobby's UpdateProfile checks them and its
+ * refusal is shown as it says it). Escape or Cancel closes it unchanged. */
+function NameEditor(props: { api: Api; profile: Profile | null; onProfile: (p: Profile) => void }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState('');
+  const [err, setErr] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (!props.profile) return <span />;
+  const open = () => {
+    setName(props.profile?.displayName ?? '');
+    setErr('');
+    setEditing(true);
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setErr('');
+    try {
+      props.onProfile(await props.api.updateProfile(name.trim(), 0));
+      setEditing(false);
+    } catch (x) {
+      setErr(errText(x));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!editing) {
+    return (
+      <button type="button" class="link" onClick={open}>
+        Change name
+      </button>
+    );
+  }
+  return (
+    <form class="name-edit" onSubmit={save} onKeyDown={(e) => e.key === 'Escape' && setEditing(false)}>
+      <label for="new-name">Your name</label>
+      <input
+        id="new-name"
+        autocomplete="nickname"
+        maxLength={20}
+        minLength={2}
+        required
+        value={name}
+        onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        ref={(el) => el?.focus()}
+      />
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
+      <div class="row">
+        <button type="submit" class="primary small" disabled={busy}>
+          {busy ? 'Saving…' : 'Save'}
+        </button>
+        <button type="button" class="small" onClick={() => setEditing(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
 function AvatarPicker(props: { api: Api; profile: Profile | null; onProfile: (p: Profile) => void }) {
   const [openPick, setOpenPick] = useState(false);
   if (!props.profile) return <span />;
@@ -454,7 +520,7 @@ function AvatarPicker(props: { api: Api; profile: Profile | null; onProfile: (p:
         Change picture
       </button>
       {openPick && (
-        <div class="pick-grid" role="listbox" aria-label="Pictures">
+        <div class="pick-grid" role="listbox" aria-label="Pictures" onKeyDown={(e) => e.key === 'Escape' && setOpenPick(false)}>
           {Array.from({ length: 16 }, (_, i) => i + 1).map((id) => (
             <button type="button" role="option" aria-selected={props.profile?.avatarId === id} aria-label={`Picture ${id}`} onClick={() => pick(id)}>
               <Avatar player="" avatarId={id} size={36} />

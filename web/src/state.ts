@@ -691,7 +691,13 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
 
     // --- game and round flow ------------------------------------------------------------
     case 'table_phase':
-      return { ...s, phase: detail || s.phase, roundsDealt: value };
+      // A view has no `staking` event: a round in play holds every seat's bet in the pot.
+      return {
+        ...s,
+        phase: detail || s.phase,
+        roundsDealt: value,
+        pot: s.pot === 0 && detail === 'playing' ? 4 * s.betCoins : s.pot,
+      };
     case 'auto_start':
       return { ...s, autoStartAtMs: value };
     case 'auto_start_cancelled':
@@ -782,8 +788,10 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       };
     }
     case 'score': {
+      // A score belongs to a game under way: a view (no `game_started`) learns there is one,
+      // which "End game early" needs; its number comes with the next game_started.
       const score = parseScore(detail);
-      return score ? { ...s, score } : s;
+      return score ? { ...s, score, gameNo: s.gameNo || 1 } : s;
     }
     case 'seed_commitment':
       return withRound(s, (r) => ({ ...r, seedCommitment: detail }));

@@ -146,11 +146,16 @@ export function TableScreen(props: {
   const now = useNow(250);
   const [panel, setPanel] = useState(false);
 
-  // Coins change at a round's end and a game's end: read the balance again.
+  // Coins change at a round's end and a game's end: read the balance again,
   const resultCount = s.results.length + (s.gameOver ? 100 : 0);
   useEffect(() => {
     if (resultCount) props.onCoinsChanged();
   }, [resultCount]);
+  // ... and when a round is dealt: its stake has left the balance by then.
+  const dealtRound = s.round?.no ?? 0;
+  useEffect(() => {
+    if (dealtRound) props.onCoinsChanged();
+  }, [dealtRound]);
 
   // A refusal fades after a few seconds.
   useEffect(() => {
@@ -253,6 +258,11 @@ export function TableScreen(props: {
         </section>
 
         <aside class={`side ${panel ? 'open' : ''}`} aria-label="Table details">
+          {/* The header has no room for the balance on a phone: the drawer shows it. */}
+          <div class="panel side-coins" role="group" aria-label="your coins (drawer)">
+            Your coins <span class="coin" aria-hidden="true" />{' '}
+            <b>{props.profile && props.profile.coins !== '-1' ? Number(props.profile.coins).toLocaleString() : '—'}</b>
+          </div>
           <InvitePanel s={s} />
           <RoundInfo s={s} />
           <LastTrick s={s} />

@@ -228,6 +228,19 @@ describe('seating and presence', () => {
        expect(back.hostSeat).toBe(-1);  // not host again by an old name
        expect(run(back, ev('host', {seat: 2, player: 'p-partner2'})).hostSeat).toBe(2);
      });
+  it('a fresh view mid-round knows the pot and that a game is under way', () => {
+    const s = run(
+      table(),
+      ev('score', { detail: '1-0' }),
+      ev('round', { seat: 1, detail: 'dealer 0' }),
+      ev('table_phase', { detail: 'playing', value: '2' }),
+    );
+    expect(s.pot).toBe(200); // 4 x bet 50
+    expect(s.gameNo).toBeGreaterThan(0);
+    expect(s.score).toEqual([1, 0]);
+    // between rounds a view has no pot
+    expect(run(table(), ev('score', { detail: '1-0' }), ev('table_phase', { detail: 'count_in', value: '2' })).pot).toBe(0);
+  });
   it('my own unseat makes me not seated', () => {
     const s = run(table(), ev('unseated', { seat: 0, player: ME, detail: 'left' }));
     expect(s.mySeat).toBe(-1);
