@@ -185,17 +185,7 @@ function SignIn(props: { api: Api; onDone: () => void }) {
       </div>
       <form class="panel" onSubmit={submit}>
         <label for="name">Your name</label>
-        <input
-          id="name"
-          name="name"
-          autocomplete="nickname"
-          maxLength={20}
-          minLength={2}
-          required
-          value={name}
-          onInput={(e) => setName((e.target as HTMLInputElement).value)}
-          placeholder="e.g. Asha"
-        />
+        <NameInput id="name" value={name} onValue={setName} placeholder="e.g. Asha" />
         {err && (
           <p class="err" role="alert">
             {err}
@@ -441,6 +431,24 @@ function Stat(props: { label: string; v?: string }) {
   );
 }
 
+/** A player's name: 2..20 characters here; the lobby checks the rest (docs/lobby.md). */
+function NameInput(props: { id: string; value: string; onValue: (v: string) => void; placeholder?: string; focus?: boolean }) {
+  return (
+    <input
+      id={props.id}
+      name={props.id}
+      autocomplete="nickname"
+      maxLength={20}
+      minLength={2}
+      required
+      value={props.value}
+      onInput={(e) => props.onValue((e.target as HTMLInputElement).value)}
+      placeholder={props.placeholder}
+      ref={props.focus ? (el) => el?.focus() : undefined}
+    />
+  );
+}
+
 /** "Change name": the same rules as at sign-in (the lobby's UpdateProfile checks them and its
  * refusal is shown as it says it). Escape or Cancel closes it unchanged. */
 function NameEditor(props: { api: Api; profile: Profile | null; onProfile: (p: Profile) => void }) {
@@ -477,16 +485,7 @@ function NameEditor(props: { api: Api; profile: Profile | null; onProfile: (p: P
   return (
     <form class="name-edit" onSubmit={save} onKeyDown={(e) => e.key === 'Escape' && setEditing(false)}>
       <label for="new-name">Your name</label>
-      <input
-        id="new-name"
-        autocomplete="nickname"
-        maxLength={20}
-        minLength={2}
-        required
-        value={name}
-        onInput={(e) => setName((e.target as HTMLInputElement).value)}
-        ref={(el) => el?.focus()}
-      />
+      <NameInput id="new-name" value={name} onValue={setName} focus />
       {err && (
         <p class="err" role="alert">
           {err}
