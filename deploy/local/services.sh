@@ -52,10 +52,12 @@ live_pid() {
   kill -0 "$pid" 2>/dev/null || return 1
   exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
   # exe is the resolved path (with " (deleted)" after a rebuild: still ours); build/ or
-  # build/bin may be symlinks, so resolve the folder itself, not only the repo root.
+  # build/bin may be symlinks, so resolve the folder itself, and keep the repo-root form for
+  # a build/ that is gone (removed after up.sh: its processes are still ours to stop).
   local bin_dir
-  bin_dir=$(cd "$root/build/bin" 2>/dev/null && pwd -P) || return 1
-  [[ $exe == "$bin_dir/courtpiece-"* ]] || return 1
+  bin_dir=$(cd "$root/build/bin" 2>/dev/null && pwd -P) || bin_dir=""
+  [[ ( -n $bin_dir && $exe == "$bin_dir/courtpiece-"* ) ||
+     $exe == "$(cd "$root" && pwd -P)/build/bin/courtpiece-"* ]] || return 1
   echo "$pid"
 }
 

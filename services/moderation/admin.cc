@@ -253,7 +253,7 @@ absl::StatusOr<MuteRow> ModerationAdmin::MutePlayer(const AdminCaller& caller,
       !player.ok()) {
     switch (player.status().code()) {
       case absl::StatusCode::kNotFound:
-      case absl::StatusCode::kInvalidArgument:  // an id the lobby never gives (a bot's)
+      case absl::StatusCode::kInvalidArgument:  // an id the lobby's rule calls malformed
         return absl::NotFoundError(absl::StrCat("no_player: no player ", request.player_id));
       case absl::StatusCode::kUnauthenticated:
       case absl::StatusCode::kPermissionDenied:

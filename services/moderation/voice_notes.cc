@@ -143,8 +143,8 @@ absl::StatusOr<UploadResult> VoiceNotes::UploadNote(const UploadRequest& request
     }
     if (lock->reason == "allowance_used") {
       return absl::AlreadyExistsError(
-          absl::StrCat("allowance_used: you already sent or discarded this round's note at table ",
-                       request.table_id));
+          absl::StrCat("allowance_used: you already used this round's note at table ",
+                       request.table_id, " (sent, discarded, or its recording lock ran out)"));
     }
     return absl::FailedPreconditionError(
         absl::StrCat(lock->reason == "no_lock" ? "no_lock" : lock->reason,

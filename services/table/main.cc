@@ -230,6 +230,14 @@ int Run() {
   host_options.instance_id = config->instance_id.empty()
                                  ? DefaultInstanceId(host_options.instance_addr)
                                  : config->instance_id;
+  if (static_cast<int>(host_options.instance_id.size()) > kInstanceIdCharsMax) {
+    log.Error(
+        "bad configuration",
+        {{"status", absl::StrCat("the instance id made from the advertised address, \"",
+                                 host_options.instance_id, "\", is over ", kInstanceIdCharsMax,
+                                 " characters: set COURTPIECE_TABLE_INSTANCE_ID")}});
+    return 2;
+  }
   host_options.workers = config->workers;
   host_options.tables_max = config->tables_max;
   host_options.bot_threads = config->bot_threads;

@@ -1,5 +1,5 @@
 // The screens: sign-in, lobby (profile, create, join, open tables, my tables) and the table.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiError, ListedTable, Profile, Stats, TableOptionsWire, TableRef, newRequestId } from './api';
 import { RANKS, SUITS, SUIT_SYMBOL } from './cards';
 import { BOT_LEVELS, botLevelOf, botLevelText, parseGameOptions } from './state';
@@ -433,8 +433,13 @@ function Stat(props: { label: string; v?: string }) {
 
 /** A player's name: 2..20 characters here; the lobby checks the rest (docs/lobby.md). */
 function NameInput(props: { id: string; value: string; onValue: (v: string) => void; placeholder?: string; focus?: boolean }) {
+  const el = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (props.focus) el.current?.focus(); // once, when it appears
+  }, []);
   return (
     <input
+      ref={el}
       id={props.id}
       name={props.id}
       autocomplete="nickname"
@@ -444,7 +449,6 @@ function NameInput(props: { id: string; value: string; onValue: (v: string) => v
       value={props.value}
       onInput={(e) => props.onValue((e.target as HTMLInputElement).value)}
       placeholder={props.placeholder}
-      ref={props.focus ? (el) => el?.focus() : undefined}
     />
   );
 }
@@ -464,6 +468,11 @@ function NameEditor(props: { api: Api; profile: Profile | null; onProfile: (p: P
   };
   const save = async (e: Event) => {
     e.preventDefault();
+    if (name.trim().length < 2) {
+      // The lobby reads an empty name as "unchanged": say so here rather than close as saved.
+      setErr('Name: at least 2 characters besides spaces');
+      return;
+    }
     setBusy(true);
     setErr('');
     try {

@@ -131,6 +131,9 @@ export interface TableState {
    * ("You won", my coins, "You" for that seat) until I sit again or a new game starts. -1: none.
    */
   lastSeat: number;
+  /** The most people (not bots) seated when a round of this game was dealt; 0: none dealt
+   * yet. Leaving once it is 2 or more is a quit (RULES.md §4.5, §4.9, §4.12). */
+  peopleDealt: number;
   hostPlayer: string;
   hostSeat: number;
   betCoins: number;
@@ -217,6 +220,7 @@ export function initialState(tableId: string, me: string): TableState {
     me,
     mySeat: -1,
     lastSeat: -1,
+    peopleDealt: 0,
     hostPlayer: '',
     hostSeat: -1,
     betCoins: 0,
@@ -224,7 +228,7 @@ export function initialState(tableId: string, me: string): TableState {
     botLevel: 'easy',
     serverOffsetMs: 0,
     serverOffsetKnown: false,
-    gameOptions: {game: 'classic'},
+    gameOptions: { game: 'classic' },
     game: 'classic',
     listed: false,
     phase: 'waiting',
@@ -409,6 +413,18 @@ export const COURT_KINDS = ['court', 'goon_court', 'kot', 'four_point', 'six_poi
 function log(s: TableState, now: number, text: string): LogLine[] {
   const out = [...s.log, { atMs: now, text }];
   return out.length > LOG_MAX ? out.slice(out.length - LOG_MAX) : out;
+}
+
+/** People (not bots) seated now, away or not. */
+export function peopleSeated(s: TableState): number {
+  return s.seats.filter((x) => x.kind === 'person').length;
+}
+
+/** Whether leaving now is counted as a quit (RULES.md §4.5, §4.9, §4.12; docs/table.md): a
+ * round of this game was dealt with another person at the table, and the game is not over.
+ * (Leaving in the round that ends the game is not one; nobody knows that in advance.) */
+export function leavingIsAQuit(s: TableState): boolean {
+  return s.mySeat >= 0 && s.peopleDealt >= 2 && !s.gameOver;
 }
 
 /** My seat for reading results: the one I sit in, else the one this game's end took (lastSeat). */
@@ -706,7 +722,8 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       return {
         ...s,
         gameNo: value,
-        lastSeat: -1,  // a new game: results read from the seat I sit in
+        lastSeat: -1, // a new game: results read from the seat I sit in
+        peopleDealt: 0,
         score: [0, 0],
         courts: [0, 0],
         gameOver: null,
@@ -732,6 +749,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
     case 'round_started':
       return {
         ...s,
+        peopleDealt: Math.max(s.peopleDealt, peopleSeated(s)),
         phase: 'playing',
         roundsDealt: value,
         countInUntilMs: 0,
@@ -794,7 +812,8 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       return score ? { ...s, score, gameNo: s.gameNo || 1 } : s;
     }
     case 'seed_commitment':
-      return withRound(s, (r) => ({ ...r, seedCommitment: detail }));
+      // Only in a view, and only once a round of the game was dealt.
+      return withRound({ ...s, peopleDealt: Math.max(s.peopleDealt, peopleSeated(s)) }, (r) => ({ ...r, seedCommitment: detail }));
     case 'seed':
       return s.round ? { ...s, round: { ...s.round, seed: detail } } : s;
 

@@ -18,6 +18,7 @@ import {
   inRound,
   initialState,
   isHost,
+  leavingIsAQuit,
   legalCards,
   localTime,
   myAction,
@@ -170,12 +171,10 @@ export function TableScreen(props: {
   const legal = legalCards(s);
 
   const leave = () => {
-    // RULES.md §4.5, §4.9, §4.12: leaving a game under way is a quit, unless you are the only
-    // person at the table (a game with bots only does not count).
-    const quit = s.seats.filter((x) => x.kind === 'person').length >= 2 ? ', and it counts as a quit' : '';
+    const quit = leavingIsAQuit(s) ? ', and it counts as a quit (unless this round ends the game)' : '';
     if (inRound(s) && s.mySeat >= 0) {
       if (!window.confirm(`Leave in the middle of a round? A bot plays your cards, your bet stays in the pot${quit}.`)) return;
-    } else if (s.mySeat >= 0 && quit && s.results.length > 0 && !s.gameOver) {
+    } else if (leavingIsAQuit(s)) {
       if (!window.confirm('Leave while the game is under way? It counts as a quit.')) return;
     }
     if (s.mySeat >= 0 && s.connection === 'open') send({ type: 'leave' });

@@ -71,7 +71,7 @@ export function refusalText(reason: string, detail: string, now: Date = new Date
     case 'unsupported_format':
       return "This recording's format is not supported";
     case 'allowance_used':
-      return 'You already used this round\'s voice note';
+      return "You already used this round's voice note";
     case 'alone':
       return 'Nobody else is here to hear it';
     case 'not_seated':

@@ -1,6 +1,26 @@
-import {describe, expect, it} from 'vitest';
-
-import {Action, botLevelOf, botLevelText, canAsk, canShow, coinsForResult, feltCards, initialState, legalCards, localTime, myAction, playerSeat, profilesWanted, reduce, seatAvatarId, seatName, TableState, teamName, WireEvent,} from '../src/state';
+import { describe, expect, it } from 'vitest';
+import {
+  Action,
+  TableState,
+  WireEvent,
+  botLevelOf,
+  botLevelText,
+  canAsk,
+  canShow,
+  coinsForResult,
+  feltCards,
+  initialState,
+  leavingIsAQuit,
+  legalCards,
+  localTime,
+  myAction,
+  playerSeat,
+  profilesWanted,
+  reduce,
+  seatAvatarId,
+  seatName,
+  teamName,
+} from '../src/state';
 
 const ME = 'p-me0001';
 let seq = 0;
@@ -197,37 +217,58 @@ describe('seating and presence', () => {
   it('unseated at the game end with a bot playing for me: the results stay mine', () => {
     let s = dealt();
     s = run(
-        s,
-        ev('round_result', {seat: 0, detail: 'normal 1-0', value: '1'}),
-        ev('unseated', {seat: 0, player: ME, detail: 'bot_driving_at_game_end'}),
-        ev('host', {seat: 2, player: 'p-partner2'}),
-        ev('game_over', {seat: 0, detail: 'won 1-0'}),
+      s,
+      ev('round_result', { seat: 0, detail: 'normal 1-0', value: '1' }),
+      ev('game_over', { seat: 0, detail: 'won 1-0' }), // the server's order: over, then the seats freed
+      ev('unseated', { seat: 0, player: ME, detail: 'bot_driving_at_game_end' }),
+      ev('host', { seat: 2, player: 'p-partner2' }),
     );
     expect(s.mySeat).toBe(-1);
     expect(s.lastSeat).toBe(0);
     expect(playerSeat(s)).toBe(0);
     expect(teamName(s, 0)).toBe('You and your partner');
     expect(coinsForResult(s, s.results[0])).toBe(50);
-    expect(seatName(s, 0)).toBe('You');  // the empty seat I played from
-    expect(s.log.map((l) => l.text))
-        .toContain('You were away at the game end: a bot played for you');
+    expect(seatName(s, 0)).toBe('You'); // the empty seat I played from
+    expect(s.log.map((l) => l.text)).toContain('You were away at the game end: a bot played for you');
     expect(s.hostSeat).toBe(2);
     // Sitting again, or the next game, reads results from the seat I sit in.
-    const again = run(s, ev('seated', {seat: 3, player: ME, detail: 'person'}));
+    const again = run(s, ev('seated', { seat: 3, player: ME, detail: 'person' }));
     expect(again.mySeat).toBe(3);
     expect(again.lastSeat).toBe(-1);
-    expect(run(s, ev('game_started', {value: '2'})).lastSeat).toBe(-1);
+    expect(run(s, ev('game_started', { value: '2' })).lastSeat).toBe(-1);
   });
-  it('freed from the host seat: no longer shown as host, even before the next host is named',
-     () => {
-       const s = run(table(), ev('unseated', {seat: 0, player: ME, detail: 'left'}));
-       expect(s.hostSeat).toBe(-1);
-       expect(s.hostPlayer).toBe('');
-       expect(s.lastSeat).toBe(-1);  // left: not paid, the results are not read as mine
-       const back = run(s, ev('seated', {seat: 0, player: ME, detail: 'person'}));
-       expect(back.hostSeat).toBe(-1);  // not host again by an old name
-       expect(run(back, ev('host', {seat: 2, player: 'p-partner2'})).hostSeat).toBe(2);
-     });
+  it('freed from the host seat: no longer shown as host, even before the next host is named', () => {
+    const s = run(table(), ev('unseated', { seat: 0, player: ME, detail: 'left' }));
+    expect(s.hostSeat).toBe(-1);
+    expect(s.hostPlayer).toBe('');
+    expect(s.lastSeat).toBe(-1); // left: not paid, the results are not read as mine
+    const back = run(s, ev('seated', { seat: 0, player: ME, detail: 'person' }));
+    expect(back.hostSeat).toBe(-1); // not host again by an old name
+    expect(run(back, ev('host', { seat: 2, player: 'p-partner2' })).hostSeat).toBe(2);
+  });
+  it('leaving is a quit once a round of this game was dealt with another person, until the game ends', () => {
+    const alone = run(
+      initialState('t-1', ME),
+      opened(),
+      ev('unseated', { seat: 2, player: 'p-partner2', detail: 'left' }),
+      ev('game_started', { value: '1' }),
+      ev('round_started', { value: '1', detail: 'ab'.repeat(32) }),
+    );
+    expect(leavingIsAQuit(alone)).toBe(false); // bots only besides me: the game does not count
+    let s = table();
+    expect(leavingIsAQuit(s)).toBe(false); // no game
+    s = run(s, ev('game_started', { value: '1' }), ev('count_in', { value: '9000' }));
+    expect(leavingIsAQuit(s)).toBe(false); // before the first deal: free
+    s = run(s, ev('round_started', { value: '1', detail: 'ab'.repeat(32) }));
+    expect(leavingIsAQuit(s)).toBe(true);
+    s = run(s, ev('unseated', { seat: 2, player: 'p-partner2', detail: 'left' }));
+    expect(leavingIsAQuit(s)).toBe(true); // the other person left later: still counts
+    s = run(s, ev('game_over', { seat: 0, detail: '5-2' }));
+    expect(leavingIsAQuit(s)).toBe(false); // between games: free
+    // A view of a game under way (a reload): its seed_commitment says a round was dealt.
+    const view = run(table(), ev('seed_commitment', { detail: 'cd', value: '1' }), ev('score', { detail: '1-0' }));
+    expect(leavingIsAQuit(view)).toBe(true);
+  });
   it('a fresh view mid-round knows the pot and that a game is under way', () => {
     const s = run(
       table(),

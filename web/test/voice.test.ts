@@ -83,10 +83,9 @@ describe('uploadNote', () => {
     const fmt = await refusal(400, err(3, 'INVALID_ARGUMENT', 'unsupported_format: not WebM/Opus, Ogg/Opus or MP4/AAC audio'));
     expect(fmt.reason).toBe('unsupported_format');
     expect(fmt.message).toBe("This recording's format is not supported");
-    expect((await refusal(409, err(6, 'ALREADY_EXISTS', 'allowance_used: already sent'))).message)
-        .toBe(
-            'You already used this round\'s voice note',
-        );
+    expect((await refusal(409, err(6, 'ALREADY_EXISTS', 'allowance_used: already sent'))).message).toBe(
+      "You already used this round's voice note",
+    );
   });
 
   it("the gateway's own 413 and 415", async () => {

@@ -1,11 +1,14 @@
 #include "courtpiece/common/config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -124,6 +127,22 @@ bool IsValidListenAddress(const std::string& value) {
   });
 }
 
+// 0.0.0.0, ::, any other spelling of them ([::0], 0:0::0), and "0": listen-only wildcards.
+bool IsUnspecifiedHost(std::string host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "0") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return v4.s_addr == 0;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return std::all_of(std::begin(v6.s6_addr), std::end(v6.s6_addr),
+                       [](unsigned char b) { return b == 0; });
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string EnvConfig::ListenAddress(std::string_view name, std::string_view default_value,
@@ -144,9 +163,11 @@ std::string EnvConfig::ListenAddress(std::string_view name, std::string_view def
 std::string EnvConfig::DialAddress(std::string_view name, std::string_view default_value) {
   std::optional<std::string> value = Lookup(name);
   if (!value.has_value()) return std::string(default_value);
-  const std::string host = value->substr(0, value->rfind(':'));
-  const bool ok = IsValidListenAddress(*value) && !absl::EndsWith(*value, ":0") &&
-                  host != "0.0.0.0" && host != "[::]" && host != "[0:0:0:0:0:0:0:0]";
+  const size_t colon = value->rfind(':');
+  int port = 0;
+  const bool ok = IsValidListenAddress(*value) &&
+                  absl::SimpleAtoi(value->substr(colon + 1), &port) && port >= 1 &&
+                  !IsUnspecifiedHost(value->substr(0, colon));
   if (!ok) {
     AddError(name, *value,
              "HOST:PORT that other processes can dial (e.g. 10.0.0.5:7002, table-1:7002, "

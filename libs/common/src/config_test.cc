@@ -140,6 +140,9 @@ TEST(EnvConfigTest, DialAddressAndIdentifier) {
                         {"E", "0.0.0.0:7002"},
                         {"F", "host:0"},
                         {"G", "[::]:7002"},
+                        {"G2", "[::0]:7002"},
+                        {"G3", "host:0000"},
+                        {"G4", "0:7002"},
                         {"I1", "table-local-1"},
                         {"I2", "a.b_C-9"},
                         {"I3", "bad id!"},
@@ -156,13 +159,16 @@ TEST(EnvConfigTest, DialAddressAndIdentifier) {
   EXPECT_EQ(env.DialAddress("E", ""), "");
   EXPECT_EQ(env.DialAddress("F", ""), "");
   EXPECT_EQ(env.DialAddress("G", ""), "");
+  EXPECT_EQ(env.DialAddress("G2", ""), "");
+  EXPECT_EQ(env.DialAddress("G3", ""), "");
+  EXPECT_EQ(env.DialAddress("G4", ""), "");
   EXPECT_EQ(env.Identifier("I3", "", 64), "");
   EXPECT_EQ(env.Identifier("I4", "", 64), "");
-  ASSERT_EQ(env.errors().size(), 6u);
+  ASSERT_EQ(env.errors().size(), 9u);
   EXPECT_EQ(env.errors()[0],
             "D=\"nope\": allowed HOST:PORT that other processes can dial (e.g. 10.0.0.5:7002, "
             "table-1:7002, [::1]:7002), port in [1, 65535], not a wildcard host");
-  EXPECT_EQ(env.errors()[4], "I3=\"bad id!\": allowed 1..64 characters of [A-Za-z0-9_.-]");
+  EXPECT_EQ(env.errors()[7], "I3=\"bad id!\": allowed 1..64 characters of [A-Za-z0-9_.-]");
 }
 
 TEST(EnvConfigTest, RetiredVariableSetIsAnError) {

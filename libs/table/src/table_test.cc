@@ -45,7 +45,7 @@ TEST_F(Scenario, APlayerWhoSitsAgainLearnsWhoHostsNow) {
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "host").ok());  // before a game: free
   ASSERT_EQ(h.EventsOfType("host").back().player, "a");
   ASSERT_TRUE(h.Join("host").ok());  // back, seat 0 again, no longer the host
-  const Event& told = h.EventsOfType("host").back();
+  const Event told = h.EventsOfType("host").back();
   EXPECT_EQ(told.to_player, "host");
   EXPECT_EQ(told.player, "a");
   EXPECT_EQ(told.seat, 2);
