@@ -37,6 +37,12 @@ stop_group() {
       stopping_pids+=("$pid")
       pids+=("$pid")
       ports+=("${grpc_port_of[$name]:-}")
+    elif pid=$(cat "$STATE_DIR/run/$name.pid" 2>/dev/null) && [[ $pid =~ ^[0-9]+$ ]] &&
+        kill -0 "$pid" 2>/dev/null; then
+      # Alive but not one of this tree's binaries: a reused pid, or something we cannot
+      # tell is ours. Say so rather than forget it silently.
+      echo "down.sh: $name's pid file names pid $pid, alive but not a build/bin binary of this tree: left running ($(readlink "/proc/$pid/exe" 2>/dev/null))" >&2
+      status=1
     fi
     rm -f "$STATE_DIR/run/$name.pid"
   done

@@ -51,13 +51,17 @@ live_pid() {
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
   exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  # exe is the resolved path (with " (deleted)" after a rebuild: still ours); build/ or
-  # build/bin may be symlinks, so resolve the folder itself, and keep the repo-root form for
-  # a build/ that is gone (removed after up.sh: its processes are still ours to stop).
-  local bin_dir
+  # exe is the resolved path; after a rebuild it ends " (deleted)" and may even name the
+  # linker's temporary file (mold relinks through ".mold-XXXXXX": the old binary then reads
+  # as "build/bin/.mold-jNAp6r (deleted)"), so what counts is the folder it ran from: ours.
+  # build/ or build/bin may be symlinks, so resolve the folder itself, and keep the
+  # repo-root form for a build/ that is gone (its processes are still ours to stop).
+  local bin_dir exe_dir
   bin_dir=$(cd "$root/build/bin" 2>/dev/null && pwd -P) || bin_dir=""
-  [[ ( -n $bin_dir && $exe == "$bin_dir/courtpiece-"* ) ||
-     $exe == "$(cd "$root" && pwd -P)/build/bin/courtpiece-"* ]] || return 1
+  exe_dir=${exe% (deleted)}
+  exe_dir=${exe_dir%/*}
+  [[ ( -n $bin_dir && $exe_dir == "$bin_dir" ) ||
+     $exe_dir == "$(cd "$root" && pwd -P)/build/bin" ]] || return 1
   echo "$pid"
 }
 
