@@ -8,7 +8,8 @@
 #     "not built" page); POST /v1/GuestLogin makes a player (1000 coins by GetProfile) and
 #     CreateTable a table, owned by one of the two table instances, which are exactly the
 #     members of Redis's cp:instances.
-#  2. up again: a no-op (says so, exit 0, the same pids everywhere).
+#  2. up again: a no-op (says so, exit 0, the same pids everywhere), also after the running
+#     wallet's binary was replaced as a relink does.
 #  3. down: exit 0, no pid of ours alive, no port answering.
 #  4. up again: the same device secret signs the same player in (created false) with the same
 #     coins, and the table's code still resolves to the same table.
@@ -115,8 +116,13 @@ owner=$(redis-cli -h 127.0.0.1 -p "$COURTPIECE_REDIS_PORT" HGET "cp:{$table_id}:
 [[ $owner == table-local-[12] ]] || die "table $table_id is owned by '$owner'"
 echo "up_down_test: player $player ($coins coins), table $table_id code $code on $owner"
 
-step "up again: a no-op"
+step "up again: a no-op (also after a rebuild replaced a running binary)"
 before=$(pids)
+# What a relink does to a running service: mold moves the old file aside under a temporary
+# name and writes the new one, so the process's exe reads "build/bin/.mold-XXXX (deleted)".
+# The same bytes here; up.sh and down.sh must still know the service is ours.
+bin=build/bin/courtpiece-wallet
+mv "$bin" build/bin/.mold-updown && cp -p build/bin/.mold-updown "$bin" && rm -f build/bin/.mold-updown
 ./deploy/local/up.sh >"$state/up2.out" 2>&1 || { cat "$state/up2.out" >&2; die "second up.sh failed"; }
 grep -q "already up; nothing started" "$state/up2.out" || die "second up.sh did not say it is a no-op"
 [ "$(pids)" = "$before" ] || die "second up.sh changed pids: $before -> $(pids)"
