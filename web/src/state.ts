@@ -447,6 +447,11 @@ export function displayNameOf(player: string, profiles?: Record<string, PublicFa
   if (isBotId(player)) return `Bot ${Number(player.slice(4)) + 1}`;
   const known = profiles?.[player];
   if (known && known.displayName) return known.displayName;
+  return shortLabel(player);
+}
+
+/** "Player 7D9C": what a person is called until their profile is known. */
+function shortLabel(player: string): string {
   const tail = player.replace(/[^A-Za-z0-9]/g, '').slice(-4).toUpperCase();
   return `Player ${tail}`;
 }
@@ -485,7 +490,22 @@ function applyProfiles(s: TableState, list: WirePublicProfile[]): TableState {
     profiles = profiles ?? { ...(s.profiles ?? {}) };
     profiles[id] = face;
   }
-  return profiles ? { ...s, profiles } : s;
+  if (!profiles) return s;
+  // Lines written before a name was known say "Player 7D9C": name them now, so one person
+  // is not called two ways in the same log.
+  const named = profiles;
+  const renames = list
+    .map((p) => p.playerId ?? '')
+    .filter((id) => id && !isBotId(id) && named[id]?.displayName)
+    .map((id) => [shortLabel(id), named[id].displayName] as const);
+  const log = renames.length
+    ? s.log.map((l) => {
+        let text = l.text;
+        for (const [label, name] of renames) text = text.split(label).join(name);
+        return text === l.text ? l : { ...l, text };
+      })
+    : s.log;
+  return { ...s, profiles, log };
 }
 
 function mySeatOf(seats: SeatView[], me: string, fallback: number): number {

@@ -165,6 +165,16 @@ describe('names and pictures (GetPublicProfiles)', () => {
     expect(s.log[s.log.length - 1].text).toBe('Rani lost the connection');
   });
 
+  it('lines written before a name was known are renamed when it arrives', () => {
+    let s = run(table(), ev('seated', { seat: 3, player: 'p-late8A2C', detail: 'person' }), ev('away', { seat: 3, player: 'p-late8A2C', detail: 'disconnected' }));
+    expect(s.log.map((l) => l.text)).toContain('Player 8A2C sat down');
+    s = run(s, faces({ playerId: 'p-late8A2C', displayName: 'Dev' }));
+    const texts = s.log.map((l) => l.text);
+    expect(texts).toContain('Dev sat down');
+    expect(texts).toContain('Dev lost the connection');
+    expect(texts.some((t) => t.includes('Player 8A2C'))).toBe(false);
+  });
+
   it('the same answer again changes nothing; names survive a fresh view and JSON', () => {
     let s = run(table(), faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }));
     expect(reduce(s, faces({ playerId: 'p-partner2', displayName: 'Rani', avatarId: 12 }), 0)).toBe(s);
