@@ -202,8 +202,9 @@ bool Contains(std::string_view text, std::string_view reserved) {
 }
 
 bool Impersonates(const std::vector<char32_t>& cps) {
-  static constexpr std::string_view kReservedWords[] = {"bot",    "bots",    "mod",
-                                                        "system", "support", "staff"};
+  // "house": the account that takes and pays coins (RULES.md §4.6) is "the house".
+  static constexpr std::string_view kReservedWords[] = {"bot",     "bots",  "mod",  "system",
+                                                        "support", "staff", "house"};
   static constexpr std::string_view kReservedAnywhere[] = {"admin", "moderator", "courtpiece",
                                                            "official"};
   for (bool leet : {false, true}) {

@@ -72,9 +72,10 @@ TEST(DisplayNameTest, Characters) {
 
 TEST(DisplayNameTest, NoImpersonation) {
   for (const std::string name :
-       {"Bot", "bot 3", "BOT_Ali", "Ali Bot", "AliBot", "b0t", "Admin", "the_admin", "4dm1n",
-        "a d m i n", "ADMINISTRATOR", "Moderator", "mod", "System", "CourtPiece Team",
-        "Official Ali", "support", "Staff"}) {
+       {"Bot",   "bot 3",     "BOT_Ali",         "Ali Bot",      "AliBot",        "b0t",
+        "Admin", "the_admin", "4dm1n",           "a d m i n",    "ADMINISTRATOR", "Moderator",
+        "mod",   "System",    "CourtPiece Team", "Official Ali", "support",       "Staff",
+        "House", "The House", "the h0use",       "HOUSE bank"}) {
     Refused(name, "bot, an admin or the house");
   }
   // Spelled around the checks: joiners (invisible), accented or dotless look-alikes, letters
@@ -84,9 +85,10 @@ TEST(DisplayNameTest, NoImpersonation) {
                                  "B o t", "B.o.t", "Ali b-o-t", "S t a f f", "Adm\u01D0n"}) {
     Refused(name, "bot, an admin or the house");
   }
-  for (const std::string name : {"Abbott", "Botha", "Modi", "Bottle", "Ahmad", "Badminton",
-                                 "J\u00FCrgen", "Zo\u00EB", "\u00C1lvaro B", "A B", "Ali Bo",
-                                 "Ahmad Minhas", "Saad Minhas", "Muhammad Minhaj", "Jos\u00E9"}) {
+  for (const std::string name :
+       {"Abbott", "Botha", "Modi", "Bottle", "Ahmad", "Badminton", "Houston", "Housni",
+        "J\u00FCrgen", "Zo\u00EB", "\u00C1lvaro B", "A B", "Ali Bo", "Ahmad Minhas", "Saad Minhas",
+        "Muhammad Minhaj", "Jos\u00E9"}) {
     // "Badminton" holds "admin": refused (documented); the others pass.
     if (name == "Badminton") {
       Refused(name, "bot, an admin");

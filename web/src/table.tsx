@@ -641,6 +641,15 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   // time read on this device's clock), so a muted player does not take the recording slot.
   const [mutedUntil, setMutedUntil] = useState(0);
   const muted = props.now < localTime(s, mutedUntil);
+  // The table refused the recording slot (one note per round, someone else recording): stop
+  // the recording at once and say why; there is no lock to give back.
+  const startRefused = useRef(false);
+  useEffect(() => {
+    if (s.refusal?.type !== 'voice_start' || !rec.current) return;
+    startRefused.current = true;
+    setMsg(/one voice note per round/.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
+    rec.current.cancel();
+  }, [s.refusal?.atMs]);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;
   const someoneElse = s.recording && !iRecord;
   const people = s.seats.filter((x) => x.kind === 'person').length;
@@ -648,6 +657,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   const start = async () => {
     setMsg('');
     setRefusal('');
+    startRefused.current = false;
     if (!voiceSupported()) {
       setMsg('This browser cannot record');
       return;
@@ -669,13 +679,16 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
     const note = await done;
     setRecording(false);
     rec.current = null;
+    if (startRefused.current) return; // refused: nothing to discard or send
     if (!note) {
       send({ type: 'voice_discard' });
       return;
     }
     try {
       // The table announces the note itself once moderation accepted it (voice_note event).
-      await uploadNote(note, s.tableId, await api.token());
+      const sent = await uploadNote(note, s.tableId, await api.token());
+      // The answer of an earlier upload this round: this recording was not sent.
+      if (sent.replayed) setMsg("You already used this round's voice note");
     } catch (e) {
       setMsg(e instanceof VoiceUnavailable ? 'Voice notes are not available on this server' : (e as Error).message);
       if (e instanceof VoiceRefused) setRefusal(e.reason);
@@ -742,6 +755,13 @@ function VoicePlayer(props: { s: TableState; send: (c: any) => boolean; api: Api
           const a = new Audio(await audio);
           a.onloadedmetadata = () => {
             if (Number.isFinite(a.duration)) setDurations((d) => ({ ...d, [n.noteId]: Math.round(a.duration * 1000) }));
+          };
+          // A browser's own recording (WebM from MediaRecorder) often has no length in its
+          // header (duration Infinity): then its end, as heard, closes the report window.
+          const started = Date.now();
+          a.onended = () => {
+            const heardMs = Date.now() - started;
+            setDurations((d) => (d[n.noteId] !== undefined ? d : { ...d, [n.noteId]: Math.max(0, Math.min(7000, heardMs)) }));
           };
           await a.play();
         } catch {
