@@ -647,7 +647,7 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   useEffect(() => {
     if (s.refusal?.type !== 'voice_start' || !rec.current) return;
     startRefused.current = true;
-    setMsg(/one voice note per round/.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
+    setMsg(/one voice note per round/i.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
     rec.current.cancel();
   }, [s.refusal?.atMs]);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;
