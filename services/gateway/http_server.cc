@@ -389,9 +389,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       if (authorization != request.end()) {
         value = std::string_view(authorization->value().data(), authorization->value().size());
       }
-      absl::StatusOr<auth::Claims> claims = method->admin_only
-                                                ? shared_->gate->AuthenticateAdmin(value)
-                                                : shared_->gate->Authenticate(value);
+      absl::StatusOr<auth::Claims> claims =
+          shared_->gate->AuthenticateFor(value, method->admin_only);
       if (!claims.ok()) {
         return SendError(HttpStatusFor(claims.status().code()), claims.status(), keep_alive_);
       }

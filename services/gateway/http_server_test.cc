@@ -109,11 +109,7 @@ class FakeRouter final : public UnaryRouter {
       last_authorization_ = ctx.authorization;
     }
     absl::StatusOr<auth::Claims> claims = auth::Claims{};
-    if (method.admin_only) {
-      claims = gate_.AuthenticateAdmin(ctx.authorization);
-    } else if (method.needs_token) {
-      claims = gate_.Authenticate(ctx.authorization);
-    }
+    if (method.needs_token) claims = gate_.AuthenticateFor(ctx.authorization, method.admin_only);
     if (!claims.ok()) return done(claims.status(), nullptr);
     if (method.name == "GuestLogin") {
       auto session = std::make_unique<client::v1::Session>();

@@ -25,6 +25,11 @@ class TokenGate {
   absl::StatusOr<auth::Claims> Authenticate(std::string_view authorization) const;
   absl::StatusOr<auth::Claims> AuthenticateToken(std::string_view token) const;
   absl::StatusOr<auth::Claims> AuthenticateAdmin(std::string_view authorization) const;
+  // AuthenticateAdmin when `admin_only`, else Authenticate: the check a method's flags ask for.
+  absl::StatusOr<auth::Claims> AuthenticateFor(std::string_view authorization,
+                                               bool admin_only) const {
+    return admin_only ? AuthenticateAdmin(authorization) : Authenticate(authorization);
+  }
 
  private:
   const auth::TokenVerifier& verifier_;

@@ -157,9 +157,8 @@ const UnaryMethod* UnaryRelay::Find(std::string_view name) const {
 void UnaryRelay::Call(const UnaryMethod& method, std::unique_ptr<google::protobuf::Message> request,
                       const UnaryContext& ctx, UnaryDone done) {
   if (method.needs_token) {
-    absl::StatusOr<auth::Claims> claims = method.admin_only
-                                              ? gate_.AuthenticateAdmin(ctx.authorization)
-                                              : gate_.Authenticate(ctx.authorization);
+    absl::StatusOr<auth::Claims> claims =
+        gate_.AuthenticateFor(ctx.authorization, method.admin_only);
     if (!claims.ok()) {
       done(claims.status(), nullptr);
       return;

@@ -5,9 +5,8 @@
 //   COURTPIECE_REDIS_ADDR                 Redis HOST:PORT (required)
 //   COURTPIECE_TABLE_REDIS_DB             Redis database index (SELECT)   (default 0)
 //   COURTPIECE_TABLE_ADDR                 gRPC listen HOST:PORT           (default 0.0.0.0:7002)
-//   COURTPIECE_TABLE_ADVERTISE_ADDR       HOST:PORT peers and gateways dial (not 0.0.0.0, port > 0;
-//   default
-//                                         127.0.0.1:<bound port>)
+//   COURTPIECE_TABLE_ADVERTISE_ADDR       HOST:PORT peers and gateways dial: not a wildcard,
+//                                         port > 0 (default 127.0.0.1:<bound port>)
 //   COURTPIECE_TABLE_INSTANCE_ID          1..64 of [A-Za-z0-9_.-], stable across restarts
 //                                         (default table-<advertised host>-<port>)
 //   COURTPIECE_TABLE_METRICS_ADDR         GET /metrics HOST:PORT, or off (default 127.0.0.1:9104)
@@ -96,8 +95,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.workers = static_cast<int>(env.Int("COURTPIECE_TABLE_WORKERS", cores, 1, 256));
   c.tables_max = static_cast<int>(env.Int("COURTPIECE_TABLE_TABLES_MAX", 20'000, 1, 1'000'000));
   c.bot_threads = static_cast<int>(env.Int("COURTPIECE_TABLE_BOT_THREADS", cores, 1, 64));
-  c.bot_queue_max =
-      static_cast<int>(env.Int("COURTPIECE_TABLE_BOT_QUEUE_MAX", 1024, 1, 1'000'000));
+  c.bot_queue_max = static_cast<int>(env.Int("COURTPIECE_TABLE_BOT_QUEUE_MAX", 1024, 1, 1'000'000));
   c.heartbeat_ttl = env.Duration("COURTPIECE_TABLE_HEARTBEAT_TTL", absl::Seconds(3),
                                  absl::Milliseconds(500), absl::Minutes(5));
   c.rpc_timeout = env.Duration("COURTPIECE_TABLE_RPC_TIMEOUT", absl::Seconds(2),

@@ -106,6 +106,9 @@ std::string EnvConfig::OneOf(std::string_view name, std::string_view default_val
 
 namespace {
 
+// A host name's or an identifier's character: [A-Za-z0-9_.-].
+bool IsNameChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_'; }
+
 bool IsValidListenAddress(const std::string& value) {
   const size_t colon = value.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
@@ -122,9 +125,7 @@ bool IsValidListenAddress(const std::string& value) {
            std::all_of(host.begin() + 1, host.end() - 1,
                        [](char c) { return absl::ascii_isxdigit(c) || c == ':' || c == '.'; });
   }
-  return std::all_of(host.begin(), host.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
-  });
+  return std::all_of(host.begin(), host.end(), IsNameChar);
 }
 
 // 0.0.0.0, ::, any other spelling of them ([::0], 0:0::0), and "0": listen-only wildcards.
@@ -182,9 +183,7 @@ std::string EnvConfig::Identifier(std::string_view name, std::string_view defaul
   std::optional<std::string> value = Lookup(name);
   if (!value.has_value()) return std::string(default_value);
   const bool ok = static_cast<int>(value->size()) <= max_chars &&
-                  std::all_of(value->begin(), value->end(), [](char c) {
-                    return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
-                  });
+                  std::all_of(value->begin(), value->end(), IsNameChar);
   if (!ok) {
     AddError(name, *value, absl::StrCat("1..", max_chars, " characters of [A-Za-z0-9_.-]"));
     return std::string(default_value);
