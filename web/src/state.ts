@@ -432,6 +432,18 @@ export function playerSeat(s: TableState): number {
   return s.mySeat >= 0 ? s.mySeat : s.lastSeat;
 }
 
+/**
+ * The request to end the game early (§4.12), if anyone seated has agreed: the people seated
+ * who agreed and those still to agree (the game ends when nobody is left to agree).
+ */
+export function endEarlyRequest(s: TableState): { agreed: number[]; waiting: number[] } | null {
+  if (s.gameOver !== null || s.gameNo === 0) return null;
+  const people = s.seats.filter((x) => x.kind === 'person').map((x) => x.seat);
+  const agreed = people.filter((seat) => s.endEarly.includes(seat));
+  if (agreed.length === 0) return null;
+  return { agreed, waiting: people.filter((seat) => !s.endEarly.includes(seat)) };
+}
+
 export function seatName(s: TableState, seat: number): string {
   if (seat < 0 || seat > 3) return 'nobody';
   if (seat === s.mySeat) return 'You';
@@ -670,6 +682,7 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
       return {
         ...s,
         seats,
+        endEarly: s.endEarly.filter((x) => x !== seat), // a freed seat's agreement goes with it
         mySeat: mine ? -1 : s.mySeat,
         lastSeat: mine && detail === 'bot_driving_at_game_end' ? seat :
             mine                                               ? -1 :

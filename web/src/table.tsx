@@ -14,6 +14,8 @@ import {
   canAsk,
   canShow,
   coinsForResult,
+  displayNameOf,
+  endEarlyRequest,
   feltCards,
   inRound,
   initialState,
@@ -583,6 +585,14 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
   const { s, send, now } = props;
   const seated = s.mySeat >= 0;
   const v = s.vote;
+  const ee = endEarlyRequest(s);
+  // "You", "Ali" or "You, Ali and Sara"
+  const names = (seats: number[]) => {
+    const n = seats.map((x) => seatName(s, x));
+    return n.length < 2 ? n.join('') : `${n.slice(0, -1).join(', ')} and ${n[n.length - 1]}`;
+  };
+  const askerSeat = v ? s.seats.findIndex((x) => x.player === v.asker && x.kind === 'person') : -1;
+  const asker = askerSeat >= 0 ? seatName(s, askerSeat) : v?.asker ? displayNameOf(v.asker, s.profiles) : '';
   const iVote = v && seated && v.votes[s.mySeat] === undefined && v.asker !== s.me && (v.kind === 'bot' ? s.seats[v.seat]?.player !== s.me : s.mySeat % 2 !== s.hostSeat % 2);
   return (
     <div class="controls">
@@ -601,15 +611,32 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
           I'm back: play my own cards
         </button>
       )}
-      {seated && s.gameOver === null && s.gameNo > 0 && !s.endEarly.includes(s.mySeat) && (
+      {seated && s.gameOver === null && s.gameNo > 0 && !ee && (
         <button type="button" class="ghost small" onClick={() => send({ type: 'end_early' })}>
           End game early
         </button>
       )}
+      {ee && (
+        <div class="vote" role="group" aria-label="End the game early" data-testid="end-early">
+          <span>
+            {`${names(ee.agreed)} ${ee.agreed.length === 1 && ee.agreed[0] !== s.mySeat ? 'wants' : 'want'} to end the game early`}{' '}
+            <small>
+              ({ee.agreed.length} of {ee.agreed.length + ee.waiting.length} agreed
+              {ee.waiting.length > 0 && ee.agreed.includes(s.mySeat) ? `; waiting for ${names(ee.waiting)}` : ''})
+            </small>
+          </span>
+          {seated && !ee.agreed.includes(s.mySeat) && (
+            <button type="button" class="primary" onClick={() => send({ type: 'end_early' })}>
+              Agree to end
+            </button>
+          )}
+        </div>
+      )}
       {v && (
         <div class="vote" role="group" aria-label="Vote">
           <span>
-            {v.kind === 'bot' ? `A bot for seat ${v.seat + 1}?` : `Swap partners with ${seatName(s, v.seat)}?`}{' '}
+            {asker && `${asker} ${asker === 'You' ? 'ask' : 'asks'}: `}
+            {v.kind === 'bot' ? `a bot for seat ${v.seat + 1}?` : `swap partners with ${seatName(s, v.seat)}?`}{' '}
             <b class="countdown">{Math.max(0, Math.ceil((localTime(s, v.deadlineMs) - now) / 1000))} s</b>
             <small> (silence = yes)</small>
           </span>

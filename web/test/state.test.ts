@@ -8,6 +8,7 @@ import {
   canAsk,
   canShow,
   coinsForResult,
+  endEarlyRequest,
   feltCards,
   initialState,
   leavingIsAQuit,
@@ -381,6 +382,21 @@ describe('game and round flow', () => {
     s = run(s, ev('round_abandoned', { value: '1' }), ev('game_over', { seat: -1, detail: 'ended_early 0-0' }));
     expect(s.gameOver?.endedEarly).toBe(true);
     expect(s.endEarly).toEqual([]);
+  });
+  it('an end-early request names who agreed and who is still to; a freed seat takes its agreement away', () => {
+    let s = dealt();
+    expect(endEarlyRequest(s)).toBeNull();
+    s = run(s, ev('end_early', { seat: 2 }));
+    expect(endEarlyRequest(s)).toEqual({ agreed: [2], waiting: [0] });
+    s = run(s, ev('end_early', { seat: 2 })); // told twice (a view after a reconnect): one agreement
+    expect(s.endEarly).toEqual([2]);
+    s = run(s, ev('unseated', { seat: 2, detail: 'left' }));
+    expect(s.endEarly).toEqual([]);
+    expect(endEarlyRequest(s)).toBeNull();
+    s = run(s, ev('end_early', { seat: 0, player: ME }));
+    expect(endEarlyRequest(s)).toEqual({ agreed: [0], waiting: [] });
+    s = run(s, ev('game_over', { seat: -1, detail: 'ended_early 0-0' }));
+    expect(endEarlyRequest(s)).toBeNull();
   });
   it('a losing draw and a lost round in coins', () => {
     let s = dealt();

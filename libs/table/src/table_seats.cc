@@ -182,6 +182,8 @@ void Table::EmitTableView(int s) {
                .player = st.player,
                .detail = std::string(state),
                .value = st.keep_until_ms});
+    // Who already agreed to end the game early: a reconnecting client shows the request.
+    if (st.end_early) EmitTo(s, {.type = "end_early", .seat = o, .player = st.player});
   }
   if (phase_ == Phase::kPlaying && turn_seat_ >= 0) {
     EmitTo(s, {.type = "turn", .seat = turn_seat_, .value = turn_deadline_});

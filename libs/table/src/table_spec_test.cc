@@ -246,6 +246,31 @@ TEST_F(Spec, EndingEarlyNeedsEveryPersonSeatedAlsoOneWhoDropped) {
   EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 1u);  // the round's stakes back
 }
 
+// §4.12: agreeing twice is one agreement (a retry or a second tap tells nobody again), and a
+// seat that comes back is told, in its view, who has already agreed.
+TEST_F(Spec, AgreeingTwiceToEndEarlyIsOneAgreementAndAReturningSeatIsToldWhoAgreed) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "host").ok());
+  const size_t told = h.EventsOfType("end_early").size();
+  ASSERT_GE(told, 3u);  // every seat connected
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "host").ok());
+  EXPECT_EQ(h.EventsOfType("end_early").size(), told);
+  EXPECT_TRUE(h.table().game_active());
+
+  const size_t mark = h.events.size();
+  ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
+  std::vector<Event> to_b;
+  for (size_t i = mark; i < h.events.size(); ++i) {
+    if (h.events[i].type == "end_early" && h.events[i].to_player == "b") to_b.push_back(h.events[i]);
+  }
+  ASSERT_EQ(to_b.size(), 1u);
+  EXPECT_EQ(to_b[0].seat, 0);
+  EXPECT_EQ(to_b[0].player, "host");
+  EXPECT_TRUE(h.table().game_active());
+}
+
 // §4.6/§4.9 with §4.12: one who pressed Leave cannot agree; the round plays out (their bet
 // stays in the pot), their seat is freed as a quit, and then the others' agreement ends it.
 TEST_F(Spec, ALeaverDoesNotEscapeTheRoundOrTheQuitByEndingEarly) {
