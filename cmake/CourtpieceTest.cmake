@@ -1,5 +1,8 @@
-# courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s] [COST s])
-# A GoogleTest binary in build/bin registered with ctest under the given labels.
+# courtpiece_test(<name> SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s] [COST s]
+#                 [FULL_SCALE])
+# A GoogleTest binary in build/bin registered with ctest under the given labels. FULL_SCALE:
+# a unit test whose iteration counts the sanitizer tree divides (ScaledIterations), so that
+# every tree runs it (COURTPIECE_UNIT_TESTS below).
 #
 # COST: about how many seconds the test runs (ctest's COST property). tests/run.sh runs ctest
 # with many more jobs than cores (most long tests wait on game timers, not the CPU), so the
@@ -22,13 +25,34 @@
 # ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code fully; the code under test stays
 # -O1. courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
-# Its default, AUTO, is -O1 in the optimized configurations (RelWithDebInfo, Release) and
-# nothing in others: test bodies compile in about two thirds of the time they take at -O2
-# (table_test.cc 12.0 s against 8.2 s) and run little of the CPU-bound work themselves.
+# Its default, AUTO, is -O0 in the optimized configurations (RelWithDebInfo, Release) and
+# nothing in others: test bodies run little of the CPU-bound work themselves (that is in
+# the libraries they test, which keep their flags, and in the CPU-bound tests marked hot
+# with courtpiece_hot_code()), and GCC compiles them in about three quarters of the time
+# it takes at -O1 and half of -O2 (gateway http_server_test.cc: 12.5, 16.9 and about
+# 24 CPU s).
 set(COURTPIECE_TEST_CODE_FLAGS AUTO CACHE STRING
   "Extra compile options (a ;-list) for test sources only, e.g. -O0 (tests/run.sh's ASan \
-tree); AUTO: -O1 in RelWithDebInfo and Release")
+tree); AUTO: -O0 in RelWithDebInfo and Release")
 add_custom_target(courtpiece_unit_tests)
+
+# COURTPIECE_UNIT_TESTS: which of courtpiece_test()'s unit tests this tree builds and runs.
+#   all         every one (the default; a sanitizer tree; tests/run.sh --no-sanitizers).
+#   full_scale  only those marked FULL_SCALE: the heavy randomized tests that run a tenth of
+#               their iterations under the sanitizers (ScaledIterations,
+#               courtpiece/common/test_scale.h), so their full counts run here. tests/run.sh
+#               configures its first tree so: its sanitizer tree builds and runs every unit
+#               test, and compiling the others twice was a sixth of a cold CI run's CPU. Their
+#               binaries stay targets here (out of `all`, not registered with ctest), so
+#               `cmake --build build --target <test>` still builds one.
+# Unit tests registered with a plain add_test() (the CLIs, tablesim, fuzz corpora, the
+# rules property shards) run in both trees.
+set(COURTPIECE_UNIT_TESTS all CACHE STRING
+  "Unit tests this tree builds and runs: all, or full_scale (tests/run.sh's first tree)")
+set_property(CACHE COURTPIECE_UNIT_TESTS PROPERTY STRINGS all full_scale)
+if(NOT COURTPIECE_UNIT_TESTS MATCHES "^(all|full_scale)$")
+  message(FATAL_ERROR "COURTPIECE_UNIT_TESTS must be all or full_scale, not '${COURTPIECE_UNIT_TESTS}'")
+endif()
 
 # COURTPIECE_TEST_TIMEOUT_SCALE: a test's TIMEOUT (a hang guard, never a performance check)
 # is multiplied by it. AUTO: 4 in a sanitizer tree, else 1. tests/run.sh runs the
@@ -60,7 +84,7 @@ endfunction()
 
 function(courtpiece_test_code target)
   if(COURTPIECE_TEST_CODE_FLAGS STREQUAL "AUTO")
-    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
+    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O0>)
   elseif(COURTPIECE_TEST_CODE_FLAGS)
     target_compile_options(${target} PRIVATE ${COURTPIECE_TEST_CODE_FLAGS})
   endif()
@@ -74,12 +98,30 @@ function(courtpiece_unit_test_binaries)
 endfunction()
 
 function(courtpiece_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;DEPS;LABELS;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "FULL_SCALE" "TIMEOUT;COST" "SOURCES;DEPS;LABELS;ARGS" ${ARGN})
   if(NOT ARG_LABELS)
     message(FATAL_ERROR "courtpiece_test(${name}): LABELS unit or integration is required")
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
+  endif()
+  if("unit" IN_LIST ARG_LABELS AND NOT ARG_FULL_SCALE)
+    # A unit test that scales its counts down under the sanitizers must run in full here.
+    foreach(_source ${ARG_SOURCES})
+      file(READ ${CMAKE_CURRENT_SOURCE_DIR}/${_source} _text)
+      if(_text MATCHES "ScaledIterations")
+        message(FATAL_ERROR "courtpiece_test(${name}): ${_source} uses ScaledIterations: mark it FULL_SCALE")
+      endif()
+    endforeach()
+  endif()
+  if("unit" IN_LIST ARG_LABELS AND NOT ARG_FULL_SCALE AND COURTPIECE_UNIT_TESTS STREQUAL "full_scale")
+    # The sanitizer tree beside this one runs it (COURTPIECE_UNIT_TESTS above).
+    add_executable(${name} EXCLUDE_FROM_ALL ${ARG_SOURCES})
+    courtpiece_warnings(${name})
+    courtpiece_test_code(${name})
+    target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+    courtpiece_unit_test_binaries(${name})
+    return()
   endif()
   add_executable(${name} ${ARG_SOURCES})
   courtpiece_warnings(${name})
