@@ -633,6 +633,7 @@ function command(t, player, c) {
     }
     case 'end_early': {
       if (!t.gameNo) throw failed('no game to end');
+      if (t.endEarly?.has(player)) return; // as the table: agreeing again tells nobody twice
       emitAll(t, { type: 'end_early', seat: s, player });
       t.endEarly = new Set([...(t.endEarly ?? []), player]);
       if (t.seats.every((x) => x.kind !== 'person' || !x.connected || t.endEarly.has(x.player))) {

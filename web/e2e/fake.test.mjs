@@ -292,6 +292,41 @@ for (const game of ['classic', 'piles', 'hidden', 'kaat', 'stack']) {
   });
 }
 
+test('ending early: everyone sees who asked and who is still to agree; the last agreement ends the game', async () => {
+  const host = await newPage(browser, fake.url, DESKTOP);
+  await signIn(host, 'Farah');
+  await host.getByRole('tab', { name: 'Create a table' }).click();
+  await host.getByRole('button', { name: 'Create table' }).click();
+  const code = (await host.getByTestId('table-code').innerText()).trim();
+  const other = await newPage(browser, fake.url, PHONE);
+  await signIn(other, 'Gul');
+  await other.getByLabel('Table code or invite link').fill(code);
+  await other.getByRole('button', { name: 'Join', exact: true }).click();
+  await other.locator('.seat.pos-bottom', { hasText: 'You' }).waitFor();
+  await host.locator('.seat.person .nm', { hasText: 'Gul' }).waitFor();
+  await host.getByTestId('start-now').click();
+  for (const p of [host, other]) await p.getByTestId('hand').waitFor({ timeout: 15000 });
+
+  await host.getByRole('button', { name: 'End game early' }).click();
+  const mine = host.getByTestId('end-early');
+  await mine.filter({ hasText: 'You want to end the game early' }).waitFor();
+  assert.match(await mine.innerText(), /1 of 2 agreed; waiting for Gul/);
+  assert.equal(await mine.getByRole('button').count(), 0);
+  const theirs = other.getByTestId('end-early');
+  await theirs.filter({ hasText: 'Farah wants to end the game early' }).waitFor();
+  assert.match(await theirs.innerText(), /1 of 2 agreed\)/);
+  assert.equal(await other.getByRole('button', { name: 'End game early' }).count(), 0);
+  await shotBoth(other, '12-end-early-asked');
+  await shot(host, '12b-end-early-waiting');
+  await theirs.getByRole('button', { name: 'Agree to end' }).click();
+  for (const p of [host, other]) {
+    await p.locator('.gameover').waitFor({ timeout: 5000 });
+    assert.equal(await p.getByTestId('end-early').count(), 0);
+  }
+  await host.context().close();
+  await other.context().close();
+});
+
 test('voice: record with the fake microphone, play, report; and a server without voice', async () => {
   await post('/test/voice', { on: true });
   const a = await newPage(browser, fake.url, DESKTOP);
