@@ -80,11 +80,21 @@ int CandidateIndex(const Move& m) {
   if (m.seat >= 4) return -1;
   int k = -1;
   switch (m.type) {
-    case MoveType::kPlay: k = m.value < 52 ? 2 * m.value : -1; break;
-    case MoveType::kHide: k = m.value < 52 ? 2 * m.value + 1 : -1; break;
-    case MoveType::kCall: k = m.value < 5 ? 104 + m.value : -1; break;
-    case MoveType::kAsk: k = m.value == 0 ? 109 : -1; break;
-    case MoveType::kShow: k = m.value == 0 ? 110 : -1; break;
+    case MoveType::kPlay:
+      k = m.value < 52 ? 2 * m.value : -1;
+      break;
+    case MoveType::kHide:
+      k = m.value < 52 ? 2 * m.value + 1 : -1;
+      break;
+    case MoveType::kCall:
+      k = m.value < 5 ? 104 + m.value : -1;
+      break;
+    case MoveType::kAsk:
+      k = m.value == 0 ? 109 : -1;
+      break;
+    case MoveType::kShow:
+      k = m.value == 0 ? 110 : -1;
+      break;
   }
   return k < 0 ? -1 : m.seat * kPerSeat + k;
 }
@@ -105,9 +115,9 @@ void CheckAgreement(const Round& r, const std::vector<Move>& candidates) {
   for (size_t k = 0; k < candidates.size(); ++k) {
     const Move& m = candidates[k];
     if ((r.Check(m) == ErrorCode::kOk) != listed[k]) {
-      FAIL() << "move type " << int(m.type) << " seat " << int(m.seat) << " value "
-             << int(m.value) << ": Check " << (listed[k] ? "refuses" : "accepts")
-             << " it, LegalMoves " << (listed[k] ? "lists" : "does not list") << " it";
+      FAIL() << "move type " << int(m.type) << " seat " << int(m.seat) << " value " << int(m.value)
+             << ": Check " << (listed[k] ? "refuses" : "accepts") << " it, LegalMoves "
+             << (listed[k] ? "lists" : "does not list") << " it";
     }
   }
 }

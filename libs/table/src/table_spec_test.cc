@@ -263,7 +263,8 @@ TEST_F(Spec, AgreeingTwiceToEndEarlyIsOneAgreementAndAReturningSeatIsToldWhoAgre
   ASSERT_TRUE(h.Simple(CommandType::kReconnect, "b").ok());
   std::vector<Event> to_b;
   for (size_t i = mark; i < h.events.size(); ++i) {
-    if (h.events[i].type == "end_early" && h.events[i].to_player == "b") to_b.push_back(h.events[i]);
+    if (h.events[i].type == "end_early" && h.events[i].to_player == "b")
+      to_b.push_back(h.events[i]);
   }
   ASSERT_EQ(to_b.size(), 1u);
   EXPECT_EQ(to_b[0].seat, 0);
