@@ -151,7 +151,9 @@ start_service() {
       exit 1
     fi
   done
-  nohup env "${ENV_VARS[@]}" "$root/build/bin/courtpiece-$binary" "${ARGS[@]}" \
+  # up.sh's own inputs are not the services' settings (each warns of a COURTPIECE_<ITS NAME>_
+  # variable it does not read).
+  nohup env -u COURTPIECE_GATEWAY_HTTP_PORT "${ENV_VARS[@]}" "$root/build/bin/courtpiece-$binary" "${ARGS[@]}" \
     >>"$STATE_DIR/log/$name.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$STATE_DIR/run/$name.pid"

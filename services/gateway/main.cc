@@ -29,6 +29,8 @@
 //                                         table's GetTable; default 4, 1..64)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error        (default info)
 //   (the web front's own settings: http_server.h ReadHttpServerOptions)
+#include <unistd.h>  // environ
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +86,8 @@ struct Config {
   UnaryRelayOptions router;
   int lookup_threads = 0;
   common::LogLevel log_level = common::LogLevel::kInfo;
+  // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
+  std::vector<std::string> unknown_settings;
 };
 
 absl::Status ReadVerifyKeys(Config& c) {
@@ -143,6 +147,9 @@ absl::StatusOr<Config> ReadConfig() {
   c.lookup_threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_LOOKUP_THREADS", 4, 1, 64));
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
+  env.Known("COURTPIECE_GATEWAY_VERIFY_KEYS");  // auth::ReadEnvOrFile
+  env.Known("COURTPIECE_GATEWAY_VERIFY_KEYS_FILE");
+  c.unknown_settings = env.Unread(environ, "COURTPIECE_GATEWAY_");
   if (absl::Status s = ReadVerifyKeys(c); !s.ok()) return s;
   SplitHostPort(c.http_address, &c.http.host, &c.http.port);
   return c;
@@ -156,6 +163,9 @@ int Run() {
   if (!config.ok()) {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
+  }
+  for (const std::string& name : config->unknown_settings) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
   }
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "gateway", .listen_address = config->metrics_address});

@@ -43,6 +43,8 @@
 //   COURTPIECE_LOBBY_PG_POOL_SIZE         Postgres connections         (default 16)
 //   COURTPIECE_LOBBY_RPC_DEADLINE_MAX     cap on every RPC's deadline  (default 5s)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error        (default info)
+#include <unistd.h>  // environ
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +104,8 @@ struct Config {
   std::optional<auth::SigningKey> signing_key;
   auth::VerifyKeys verify_keys;
   common::LogLevel log_level = common::LogLevel::kInfo;
+  // COURTPIECE_LOBBY_* variables set but never read (misspelt?): warned about at start.
+  std::vector<std::string> unknown_settings;
 };
 
 // The signing key and the verify keys (files or environment). Errors name the variable.
@@ -197,6 +201,11 @@ absl::StatusOr<Config> ReadConfig() {
                                     absl::Milliseconds(10), absl::Minutes(1));
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
+  env.Known("COURTPIECE_LOBBY_SIGNING_KEY");  // auth::ReadEnvOrFile
+  env.Known("COURTPIECE_LOBBY_SIGNING_KEY_FILE");
+  env.Known("COURTPIECE_LOBBY_VERIFY_KEYS");  // auth::ReadEnvOrFile
+  env.Known("COURTPIECE_LOBBY_VERIFY_KEYS_FILE");
+  c.unknown_settings = env.Unread(environ, "COURTPIECE_LOBBY_");
   if (absl::Status s = Accounts::ValidateOptions(c.accounts); !s.ok()) return s;
   if (absl::Status s = ReadKeys(c); !s.ok()) return s;
   return c;
@@ -210,6 +219,9 @@ int Run() {
   if (!config.ok()) {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
+  }
+  for (const std::string& name : config->unknown_settings) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
   }
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "lobby", .listen_address = config->metrics_address});

@@ -24,6 +24,8 @@
 //   COURTPIECE_MODERATION_PG_POOL_SIZE      Postgres connections   (default 16)
 //   COURTPIECE_MODERATION_RPC_DEADLINE_MAX  cap on every RPC's deadline (default 5s)
 //   COURTPIECE_LOG_LEVEL                    debug|info|warn|error  (default info)
+#include <unistd.h>  // environ
+
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -83,6 +85,8 @@ struct Config {
   int pool_size = 0;
   absl::Duration rpc_deadline_max;
   common::LogLevel log_level = common::LogLevel::kInfo;
+  // COURTPIECE_MODERATION_* variables set but never read (misspelt?): warned about at start.
+  std::vector<std::string> unknown_settings;
 };
 
 absl::Status ReadVerifyKeys(Config& c) {
@@ -128,6 +132,9 @@ absl::StatusOr<Config> ReadConfig() {
                                     absl::Milliseconds(10), absl::Minutes(1));
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
+  env.Known("COURTPIECE_MODERATION_VERIFY_KEYS");  // auth::ReadEnvOrFile
+  env.Known("COURTPIECE_MODERATION_VERIFY_KEYS_FILE");
+  c.unknown_settings = env.Unread(environ, "COURTPIECE_MODERATION_");
   if (absl::Status s = ReadVerifyKeys(c); !s.ok()) return s;
   return c;
 }
@@ -201,6 +208,9 @@ int Run() {
   if (!config.ok()) {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
+  }
+  for (const std::string& name : config->unknown_settings) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
   }
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "moderation", .listen_address = config->metrics_address});

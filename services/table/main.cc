@@ -76,6 +76,8 @@ struct Config {
   absl::Duration heartbeat_ttl, rpc_timeout, adopt_grace, sweep_interval, sweep_grace;
   StreamLimits limits;
   common::LogLevel log_level = common::LogLevel::kInfo;
+  // COURTPIECE_TABLE_* variables set but never read (misspelt?): warned about at start.
+  std::vector<std::string> unknown_settings;
 };
 
 absl::StatusOr<Config> ReadConfig() {
@@ -116,6 +118,7 @@ absl::StatusOr<Config> ReadConfig() {
   c.sweep_grace = env.Duration("COURTPIECE_TABLE_SWEEP_GRACE", absl::Seconds(60),
                                absl::ZeroDuration(), absl::Hours(24));
   if (absl::Status s = env.Finish(); !s.ok()) return s;
+  c.unknown_settings = env.Unread(environ, "COURTPIECE_TABLE_");
   return c;
 }
 
@@ -191,6 +194,9 @@ int Run() {
   if (!config.ok()) {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
+  }
+  for (const std::string& name : config->unknown_settings) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
   }
   absl::StatusOr<storage::RedisOptions> redis = storage::ParseRedisAddr(config->redis_addr);
   if (!redis.ok()) {

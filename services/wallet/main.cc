@@ -18,6 +18,8 @@
 //                                           the previous one was committing)
 //   COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX batches committing at once, 1..64 (default 1)
 //   COURTPIECE_LOG_LEVEL                debug|info|warn|error      (default info)
+#include <unistd.h>  // environ
+
 #include <cstdlib>
 #include <string>
 
@@ -51,6 +53,8 @@ struct Config {
   LedgerOptions ledger;
   BatchOptions batch;
   common::LogLevel log_level = common::LogLevel::kInfo;
+  // COURTPIECE_WALLET_* variables set but never read (misspelt?): warned about at start.
+  std::vector<std::string> unknown_settings;
 };
 
 absl::StatusOr<Config> ReadConfig() {
@@ -76,6 +80,7 @@ absl::StatusOr<Config> ReadConfig() {
       static_cast<int>(env.Int("COURTPIECE_WALLET_BATCHES_IN_FLIGHT_MAX", 1, 1, 64));
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
+  c.unknown_settings = env.Unread(environ, "COURTPIECE_WALLET_");
   if (absl::Status s = Ledger::ValidateOptions(c.ledger); !s.ok()) return s;
   if (absl::Status s = BatchingLedgerStore::ValidateOptions(c.batch); !s.ok()) return s;
   return c;
@@ -93,6 +98,9 @@ int Run() {
   if (!config.ok()) {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
+  }
+  for (const std::string& name : config->unknown_settings) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
   }
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "wallet", .listen_address = config->metrics_address});

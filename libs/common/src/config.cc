@@ -35,6 +35,7 @@ EnvLookup MapEnv(std::map<std::string, std::string> vars) {
 EnvConfig::EnvConfig(EnvLookup lookup) : lookup_(std::move(lookup)) {}
 
 std::optional<std::string> EnvConfig::Lookup(std::string_view name) const {
+  read_.emplace(name);
   std::optional<std::string> value = lookup_(std::string(name));
   if (value.has_value() && value->empty()) return std::nullopt;
   return value;
@@ -192,9 +193,24 @@ std::string EnvConfig::Identifier(std::string_view name, std::string_view defaul
 }
 
 void EnvConfig::Retired(std::string_view name, std::string_view replacement) {
+  read_.emplace(name);
   if (!lookup_(std::string(name)).has_value()) return;
   errors_.push_back(
       absl::StrCat(ToAbsl(name), " is no longer read; set ", ToAbsl(replacement), " instead"));
+}
+
+void EnvConfig::Known(std::string_view name) { read_.emplace(name); }
+
+std::vector<std::string> EnvConfig::Unread(const char* const* environment,
+                                           std::string_view prefix) const {
+  std::set<std::string> out;
+  for (const char* const* e = environment; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) continue;
+    if (!read_.contains(name)) out.emplace(name);
+  }
+  return {out.begin(), out.end()};
 }
 
 absl::Status EnvConfig::Finish() const {

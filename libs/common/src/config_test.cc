@@ -180,6 +180,27 @@ TEST(EnvConfigTest, RetiredVariableSetIsAnError) {
                                      "NEW_ADDR instead"));
 }
 
+// A misspelt variable is named; read ones (set or not, valid or not), retired ones, ones read
+// by other means and other services' are not.
+TEST(EnvConfigTest, UnreadNamesTheServicesVariablesNobodyRead) {
+  EnvConfig env(MapEnv({{"SVC_WORKERS", "4"}, {"SVC_DEADLINE", "bad"}}));
+  (void)env.Int("SVC_WORKERS", 2, 1, 64);
+  (void)env.Duration("SVC_DEADLINE", absl::Seconds(1), absl::Milliseconds(1), absl::Minutes(1));
+  (void)env.String("SVC_UNSET", "x");
+  env.Retired("SVC_OLD_PORT", "SVC_ADDR");
+  env.Known("SVC_KEYS");
+  env.Known("SVC_KEYS_FILE");
+  const char* const environment[] = {"SVC_WORKERS=4",     "SVC_WORKER=8",   "SVC_DEADLINE=bad",
+                                     "SVC_OLD_PORT=9",    "SVC_KEYS_FILE=k", "OTHER_WORKER=1",
+                                     "SVC_=empty-suffix", "SVC_ZED",        "SVC_ALPHA=",
+                                     nullptr};
+  EXPECT_THAT(env.Unread(environment, "SVC_"),
+              ::testing::ElementsAre("SVC_ALPHA", "SVC_WORKER", "SVC_ZED"));  // not the prefix alone
+  const char* const none[] = {nullptr};
+  EXPECT_THAT(env.Unread(none, "SVC_"), ::testing::IsEmpty());
+  EXPECT_THAT(env.Unread(nullptr, "SVC_"), ::testing::IsEmpty());
+}
+
 TEST(EnvConfigTest, ProcessEnvReadsGetenv) {
   ASSERT_EQ(setenv("COURTPIECE_COMMON_TEST_VAR", "42", 1), 0);
   EnvConfig env;

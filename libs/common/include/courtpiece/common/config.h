@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,8 +72,18 @@ class EnvConfig {
   // an old deployment fails loudly instead of being silently ignored).
   void Retired(std::string_view name, std::string_view replacement);
 
+  // A variable this service reads by other means (a key through auth::ReadEnvOrFile, with
+  // its _FILE twin): not reported by Unread().
+  void Known(std::string_view name);
+
   // OK, or InvalidArgument whose message lists every bad variable, in reading order.
   absl::Status Finish() const;
+
+  // The names set in `environment` (NAME=VALUE strings ending with a null pointer, as
+  // `environ`) that start with `prefix` and that this config never read nor was told of:
+  // most likely misspelt, as COURTPIECE_TABLE_WORKER for COURTPIECE_TABLE_WORKERS. Sorted.
+  // A service logs them as a warning at start (another version's variable must not stop it).
+  std::vector<std::string> Unread(const char* const* environment, std::string_view prefix) const;
   const std::vector<std::string>& errors() const { return errors_; }
 
  private:
@@ -82,6 +93,7 @@ class EnvConfig {
 
   EnvLookup lookup_;
   std::vector<std::string> errors_;
+  mutable std::set<std::string, std::less<>> read_;  // every name looked up
 };
 
 }  // namespace courtpiece::common
