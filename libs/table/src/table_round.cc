@@ -406,10 +406,11 @@ void Table::FinishGame(bool ended_early, int64_t now) {
 absl::Status Table::EndEarly(int s, int64_t now) {
   if (!game_active_) return absl::FailedPreconditionError("no game to end");
   ReleaseBot(s, now);  // accepted: the player is back before the game may end
-  // Agreeing again (a retry, a second tap) changes nothing and tells nobody twice.
-  if (seats_[s].end_early) return absl::OkStatus();
-  seats_[s].end_early = true;
-  EmitAll({.type = "end_early", .seat = s, .player = seats_[s].player});
+  // Agreeing again (a retry, a second tap) tells nobody twice; the check runs again.
+  if (!seats_[s].end_early) {
+    seats_[s].end_early = true;
+    EmitAll({.type = "end_early", .seat = s, .player = seats_[s].player});
+  }
   MaybeFinishEarly(now);
   return absl::OkStatus();
 }

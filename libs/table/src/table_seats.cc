@@ -74,6 +74,9 @@ absl::Status Table::Leave(int s, int64_t now) {
     // The bot plays the rest of the round; the seat is settled when it ends (§4.8–4.10).
     if (recording_seat_ == s) ReleaseVoiceLock(now, "left");
     st.left = true;
+    // One who pressed Leave cannot agree to end early (§4.12): an agreement given before
+    // goes, so the round plays out and the leave is a quit.
+    st.end_early = false;
     st.connected = false;
     EmitAll({.type = "away", .seat = s, .player = st.player, .detail = "left"});
     if (phase_ == Phase::kPlaying && engine_->ToAct() == s) DriveTurns(now);

@@ -98,6 +98,7 @@ void Table::ResolveVote(bool passed, int64_t now) {
       seats_[v.seat].player = absl::StrCat("bot-", v.seat);
       EmitAll({.type = "seated", .seat = v.seat, .player = seats_[v.seat].player, .detail = "bot"});
     }
+    MaybeFinishEarly(now);  // a holdout replaced by the bot: the others may all have agreed
   } else {
     int hs = SeatOf(v.asker);
     if (hs >= 0 && v.asker == host_ && !game_active_) {

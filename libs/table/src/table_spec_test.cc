@@ -272,6 +272,44 @@ TEST_F(Spec, AgreeingTwiceToEndEarlyIsOneAgreementAndAReturningSeatIsToldWhoAgre
   EXPECT_TRUE(h.table().game_active());
 }
 
+// §4.12 with §4.9: one who agreed and then pressed Leave has withdrawn: the others' agreement
+// does not end the game over the round they walked out of, which plays out; the leave is a
+// quit, and then the others' agreement ends the game.
+TEST_F(Spec, LeavingTakesBackAnAgreementToEndEarly) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "b").ok());
+  ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
+  EXPECT_FALSE(h.table().seat(1).end_early);
+  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  h.PlayPeople();  // the bot plays b's cards; the round ends
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+}
+
+// §4.11 with §4.12: a bot voted into a dropped holdout's seat leaves only people who agreed:
+// the game ends then, not at the next round's stake.
+TEST_F(Spec, ABotReplacingTheLastHoldoutEndsTheGameEarly) {
+  engines.target = 100;
+  FourPeopleFirstRound();
+  h.PlayPeople();
+  ASSERT_EQ(h.table().phase(), Phase::kCountIn);  // between rounds: votes are allowed
+  ASSERT_TRUE(h.Simple(CommandType::kDisconnect, "b").ok());
+  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  ASSERT_TRUE(h.table().game_active());
+  ASSERT_TRUE(h.Simple(CommandType::kAskBot, "host", 1).ok());
+  ASSERT_TRUE(h.Vote("a", true).ok());
+  ASSERT_TRUE(h.Vote("c", true).ok());
+  EXPECT_EQ(h.table().seat(1).kind, SeatKind::kBot);
+  EXPECT_FALSE(h.table().game_active());
+  const std::vector<Event> over = h.EventsOfType("game_over");
+  ASSERT_FALSE(over.empty());
+  EXPECT_EQ(over.back().detail.rfind("ended_early", 0), 0u) << over.back().detail;
+}
+
 // §4.6/§4.9 with §4.12: one who pressed Leave cannot agree; the round plays out (their bet
 // stays in the pot), their seat is freed as a quit, and then the others' agreement ends it.
 TEST_F(Spec, ALeaverDoesNotEscapeTheRoundOrTheQuitByEndingEarly) {
