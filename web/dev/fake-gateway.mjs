@@ -220,6 +220,7 @@ function startGame(t) {
     }
   }
   t.gameNo += 1;
+  t.endEarly = new Set(); // agreements are per game, as the table's
   t.score = [0, 0];
   emitAll(t, { type: 'game_started', value: t.gameNo });
   countIn(t);
@@ -712,7 +713,11 @@ function view(t, s) {
   }
   out.push({ type: 'table_phase', detail: t.phase, value: t.roundNo });
   out.push({ type: 'host', seat: seatOf(t, t.host), player: t.host });
-  for (const x of t.seats) if (x.kind === 'person') out.push({ type: 'presence', seat: x.seat, player: x.player, detail: x.connected ? 'present' : x.left ? 'left' : 'disconnected' });
+  for (const x of t.seats) {
+    if (x.kind !== 'person') continue;
+    out.push({ type: 'presence', seat: x.seat, player: x.player, detail: x.connected ? 'present' : x.left ? 'left' : 'disconnected' });
+    if (t.endEarly?.has(x.player)) out.push({ type: 'end_early', seat: x.seat, player: x.player });
+  }
   if (r && t.phase === 'playing' && r.deadline) out.push({ type: 'turn', seat: r.turn, value: r.deadline });
   if (t.countInUntil) out.push({ type: 'count_in', value: t.countInUntil });
   if (t.autoStartAt) out.push({ type: 'auto_start', value: t.autoStartAt });

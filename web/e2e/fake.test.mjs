@@ -318,6 +318,10 @@ test('ending early: everyone sees who asked and who is still to agree; the last 
   assert.equal(await other.getByRole('button', { name: 'End game early' }).count(), 0);
   await shotBoth(other, '12-end-early-asked');
   await shot(host, '12b-end-early-waiting');
+  // a reload starts from an empty state: the view names who agreed, so the panel is back
+  await other.reload();
+  await other.getByTestId('hand').waitFor({ timeout: 10000 });
+  await theirs.filter({ hasText: 'Farah wants to end the game early' }).waitFor();
   await theirs.getByRole('button', { name: 'Agree to end' }).click();
   for (const p of [host, other]) {
     await p.locator('.gameover').waitFor({ timeout: 5000 });

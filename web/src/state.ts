@@ -992,8 +992,9 @@ export function applyEvent(s: TableState, e: WireEvent, now: number): TableState
     case 'end_early':
       return {
         ...s,
-        endEarly: s.endEarly.includes(seat) ? s.endEarly : [...s.endEarly, seat],
-        log: log(s, now, `${name()} agreed to end the game`),
+        ...(s.endEarly.includes(seat) // told again (a view after a reconnect): one agreement, one line
+          ? {}
+          : { endEarly: [...s.endEarly, seat], log: log(s, now, `${name()} agreed to end the game`) }),
       };
 
     // --- voice notes --------------------------------------------------------------------------

@@ -588,11 +588,17 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
   const ee = endEarlyRequest(s);
   // "You", "Ali" or "You, Ali and Sara"
   const names = (seats: number[]) => {
-    const n = seats.map((x) => seatName(s, x));
+    const n = [...seats].sort((x, y) => Number(y === s.mySeat) - Number(x === s.mySeat)).map((x) => seatName(s, x));
     return n.length < 2 ? n.join('') : `${n.slice(0, -1).join(', ')} and ${n[n.length - 1]}`;
   };
   const askerSeat = v ? s.seats.findIndex((x) => x.player === v.asker && x.kind === 'person') : -1;
   const asker = askerSeat >= 0 ? seatName(s, askerSeat) : v?.asker ? displayNameOf(v.asker, s.profiles) : '';
+  const voteQuestion = (() => {
+    if (!v) return '';
+    const with_ = v.seat === s.mySeat ? 'you' : seatName(s, v.seat);
+    const q = v.kind === 'bot' ? `a bot for seat ${v.seat + 1}?` : `swap partners with ${with_}?`;
+    return asker ? `${asker} ${asker === 'You' ? 'ask' : 'asks'}: ${q}` : q.charAt(0).toUpperCase() + q.slice(1);
+  })();
   const iVote = v && seated && v.votes[s.mySeat] === undefined && v.asker !== s.me && (v.kind === 'bot' ? s.seats[v.seat]?.player !== s.me : s.mySeat % 2 !== s.hostSeat % 2);
   return (
     <div class="controls">
@@ -635,8 +641,7 @@ function Controls(props: { s: TableState; send: (c: any) => boolean; now: number
       {v && (
         <div class="vote" role="group" aria-label="Vote">
           <span>
-            {asker && `${asker} ${asker === 'You' ? 'ask' : 'asks'}: `}
-            {v.kind === 'bot' ? `a bot for seat ${v.seat + 1}?` : `swap partners with ${seatName(s, v.seat)}?`}{' '}
+            {voteQuestion}{' '}
             <b class="countdown">{Math.max(0, Math.ceil((localTime(s, v.deadlineMs) - now) / 1000))} s</b>
             <small> (silence = yes)</small>
           </span>

@@ -390,6 +390,7 @@ describe('game and round flow', () => {
     expect(endEarlyRequest(s)).toEqual({ agreed: [2], waiting: [0] });
     s = run(s, ev('end_early', { seat: 2 })); // told twice (a view after a reconnect): one agreement
     expect(s.endEarly).toEqual([2]);
+    expect(s.log.filter((l) => l.text.endsWith('agreed to end the game')).length).toBe(1);
     s = run(s, ev('unseated', { seat: 2, detail: 'left' }));
     expect(s.endEarly).toEqual([]);
     expect(endEarlyRequest(s)).toBeNull();
