@@ -20,10 +20,10 @@
 # out fails loudly: ctest reports "Could not find executable" and the test fails.
 #
 # COURTPIECE_TEST_CODE_FLAGS: extra compile options for test code only: the test binaries'
-# own sources, never the libraries and tools they test. tests/run.sh's sanitizer tree passes
-# -O0: test bodies (gtest macros, many temporaries) cost 2-3 times as much to compile under
-# ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code fully; the code under test stays
-# -O1. courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
+# own sources, never the libraries and tools they test. (tests/run.sh's sanitizer tree is a
+# Debug tree at -O0 with its hot code at -O1, COURTPIECE_HOT_CODE_FLAGS: test bodies cost 2-3
+# times as much to compile under ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code
+# fully.) courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
 # Its default, AUTO, is -O0 in the optimized configurations (RelWithDebInfo, Release) and
 # nothing in others: test bodies run little of the CPU-bound work themselves (that is in
@@ -106,9 +106,11 @@ function(courtpiece_test name)
     set(ARG_TIMEOUT 300)
   endif()
   if("unit" IN_LIST ARG_LABELS AND NOT ARG_FULL_SCALE)
-    # A unit test that scales its counts down under the sanitizers must run in full here.
+    # A unit test that scales its counts down under the sanitizers must run in full in the
+    # first tree. Checked when cmake configures (its own sources, not the headers they include).
     foreach(_source ${ARG_SOURCES})
-      file(READ ${CMAKE_CURRENT_SOURCE_DIR}/${_source} _text)
+      get_filename_component(_path ${_source} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+      file(READ ${_path} _text)
       if(_text MATCHES "ScaledIterations")
         message(FATAL_ERROR "courtpiece_test(${name}): ${_source} uses ScaledIterations: mark it FULL_SCALE")
       endif()

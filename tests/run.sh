@@ -89,7 +89,8 @@ asan_lane() {
   # clang (Debian's clang 14, installed for the fuzzers), not GCC: GCC 12 spends several
   # times the CPU on ASan+UBSan at -O1 (libs/rules/src/round.cc: 26 s against 4 s; the
   # whole tree: README "How long CI takes"). The first tree stays GCC, so CI compiles and
-  # warns with both compilers. A tree configured with GCC before is reconfigured (cmake
+  # warns with both compilers (the unit tests but the FULL_SCALE ones with clang alone: the
+  # first tree leaves them to this one). A tree configured with GCC before is reconfigured (cmake
   # drops its cache when the compiler changes).
   cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O0" -DCOURTPIECE_HOT_CODE_FLAGS=-O1 \
