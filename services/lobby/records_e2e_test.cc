@@ -233,11 +233,18 @@ class RecordsE2eTest : public ::testing::Test {
     request.set_game_options(options);
     request.set_code("654321");
     pb::CreateTableResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpc));
     auto stub = pb::TableService::NewStub(
         grpc::CreateChannel(table_addr_, grpc::InsecureChannelCredentials()));
-    grpc::Status s = stub->CreateTable(&context, request, &response);
+    // As a client does: UNAVAILABLE (e.g. Redis slow to answer on a loaded machine, as in a
+    // cold CI run) is retried, a bounded number of times; CreateTable is idempotent by id.
+    grpc::Status s;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + kRpc));
+      s = stub->CreateTable(&context, request, &response);
+      if (s.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+      absl::SleepFor(absl::Milliseconds(500));
+    }
     ASSERT_TRUE(s.ok()) << s.error_message();
     for (const std::string& name : names) {
       auto p = std::make_unique<Person>();
