@@ -272,6 +272,19 @@ TEST_F(Spec, AgreeingTwiceToEndEarlyIsOneAgreementAndAReturningSeatIsToldWhoAgre
   EXPECT_TRUE(h.table().game_active());
 }
 
+// b pressed Leave mid-round; host, a and c agree to end early: the game goes on while the
+// bot plays b's cards (no refund), the round ends, b's seat is freed as a quit (§4.9), and
+// then the others' agreement ends the game.
+void OthersAgreeWhileBsRoundPlaysOut(TableHarness& h) {
+  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
+  EXPECT_TRUE(h.table().game_active());
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  h.PlayPeople();  // the bot plays b's cards; the round ends
+  EXPECT_FALSE(h.table().game_active());
+  EXPECT_THAT(h.Quits(), ElementsAre("b"));
+  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+}
+
 // §4.12 with §4.9: one who agreed and then pressed Leave has withdrawn: the others' agreement
 // does not end the game over the round they walked out of, which plays out; the leave is a
 // quit, and then the others' agreement ends the game.
@@ -281,13 +294,7 @@ TEST_F(Spec, LeavingTakesBackAnAgreementToEndEarly) {
   ASSERT_TRUE(h.Simple(CommandType::kEndEarly, "b").ok());
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
   EXPECT_FALSE(h.table().seat(1).end_early);
-  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
-  EXPECT_TRUE(h.table().game_active());
-  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
-  h.PlayPeople();  // the bot plays b's cards; the round ends
-  EXPECT_FALSE(h.table().game_active());
-  EXPECT_THAT(h.Quits(), ElementsAre("b"));
-  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  ASSERT_NO_FATAL_FAILURE(OthersAgreeWhileBsRoundPlaysOut(h));
 }
 
 // §4.11 with §4.12: a bot voted into a dropped holdout's seat leaves only people who agreed:
@@ -317,13 +324,7 @@ TEST_F(Spec, ALeaverDoesNotEscapeTheRoundOrTheQuitByEndingEarly) {
   engines.script = {{0, "normal", 1}};
   FourPeopleFirstRound();
   ASSERT_TRUE(h.Simple(CommandType::kLeave, "b").ok());
-  for (std::string p : {"host", "a", "c"}) ASSERT_TRUE(h.Simple(CommandType::kEndEarly, p).ok());
-  EXPECT_TRUE(h.table().game_active());
-  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
-  h.PlayPeople();  // the bot plays b's cards; the round ends
-  EXPECT_FALSE(h.table().game_active());
-  EXPECT_THAT(h.Quits(), ElementsAre("b"));
-  EXPECT_EQ(Transfers(h, TransferStep::kRefund).size(), 0u);
+  ASSERT_NO_FATAL_FAILURE(OthersAgreeWhileBsRoundPlaysOut(h));
   ASSERT_EQ(Transfers(h, TransferStep::kPayout).size(), 1u);
   EXPECT_EQ(h.balances["player:b"], 100'000 - 100);  // b's bet stayed in the pot
 }
