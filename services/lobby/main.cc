@@ -220,9 +220,7 @@ int Run() {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
   }
-  for (const std::string& name : config->unknown_settings) {
-    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
-  }
+  common::WarnUnknownSettings(log, config->unknown_settings);
   absl::StatusOr<std::unique_ptr<common::Metrics>> metrics =
       common::Metrics::Create({.service = "lobby", .listen_address = config->metrics_address});
   if (!metrics.ok()) {

@@ -195,9 +195,7 @@ int Run() {
     log.Error("bad configuration", {{"status", config.status()}});
     return 2;
   }
-  for (const std::string& name : config->unknown_settings) {
-    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
-  }
+  common::WarnUnknownSettings(log, config->unknown_settings);
   absl::StatusOr<storage::RedisOptions> redis = storage::ParseRedisAddr(config->redis_addr);
   if (!redis.ok()) {
     log.Error("bad configuration", {{"status", redis.status()}});

@@ -190,12 +190,13 @@ TEST(EnvConfigTest, UnreadNamesTheServicesVariablesNobodyRead) {
   env.Retired("SVC_OLD_PORT", "SVC_ADDR");
   env.Known("SVC_KEYS");
   env.Known("SVC_KEYS_FILE");
-  const char* const environment[] = {"SVC_WORKERS=4",     "SVC_WORKER=8",   "SVC_DEADLINE=bad",
-                                     "SVC_OLD_PORT=9",    "SVC_KEYS_FILE=k", "OTHER_WORKER=1",
-                                     "SVC_=empty-suffix", "SVC_ZED",        "SVC_ALPHA=",
-                                     nullptr};
-  EXPECT_THAT(env.Unread(environment, "SVC_"),
-              ::testing::ElementsAre("SVC_ALPHA", "SVC_WORKER", "SVC_ZED"));  // not the prefix alone
+  const char* const environment[] = {
+      "SVC_WORKERS=4",   "SVC_WORKER=8",   "SVC_DEADLINE=bad",  "SVC_OLD_PORT=9",
+      "SVC_KEYS_FILE=k", "OTHER_WORKER=1", "SVC_=empty-suffix", "SVC_ZED",
+      "SVC_ALPHA=",      nullptr};
+  EXPECT_THAT(
+      env.Unread(environment, "SVC_"),
+      ::testing::ElementsAre("SVC_ALPHA", "SVC_WORKER", "SVC_ZED"));  // not the prefix alone
   const char* const none[] = {nullptr};
   EXPECT_THAT(env.Unread(none, "SVC_"), ::testing::IsEmpty());
   EXPECT_THAT(env.Unread(nullptr, "SVC_"), ::testing::IsEmpty());

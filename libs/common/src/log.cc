@@ -93,4 +93,10 @@ void Logger::Log(LogLevel level, std::string_view msg,
   output_->sink(line);
 }
 
+void WarnUnknownSettings(const Logger& log, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    log.Warn("unknown setting: this service does not read it (misspelt?)", {{"name", name}});
+  }
+}
+
 }  // namespace courtpiece::common

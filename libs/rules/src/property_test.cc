@@ -55,7 +55,6 @@ std::vector<Rules> Variants(GameType g) {
   return out;
 }
 
-// Every candidate move for the agreement check.
 // Every move a client could send about one seat, for every seat: seat blocks of kPerSeat
 // (Play and Hide of each card, two by two; the five call values, one past the last suit;
 // Ask; Show). CandidateIndex() is the inverse.

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -110,6 +111,10 @@ class Logger {
   std::shared_ptr<Output> output_;
   const Clock* clock_;
 };
+
+// One warning per name of EnvConfig::Unread() (a setting set but never read: misspelt?),
+// logged by a service at start.
+void WarnUnknownSettings(const Logger& log, const std::vector<std::string>& names);
 
 }  // namespace courtpiece::common
 
