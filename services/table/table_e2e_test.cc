@@ -874,7 +874,11 @@ TEST_F(TableE2eTest, KillNineMidRoundResumesOnTheOtherInstance) {
 TEST_F(TableE2eTest, KillNineMidStakeThenMidPayoutWithThreeInstances) {
   std::vector<Instance*> live = {&StartTable(kTwoOrMoreHeartbeat), &StartTable(kTwoOrMoreHeartbeat),
                                  &StartTable(kTwoOrMoreHeartbeat)};
-  TestTable& t = SeatTable(live[0]->addr, "kill-stake", R"({"game":"classic","target":1})",
+  // Two points to win: the kill after the first round's result comes while the game goes on
+  // (or, after a Court, while its second stake is awaited), so nobody has seen game_over and
+  // left. (With one point the game ended with that result, and under load the auto players
+  // had left before the kill came: the new owner rightly had them unseated.)
+  TestTable& t = SeatTable(live[0]->addr, "kill-stake", R"({"game":"classic","target":2})",
                            /*start=*/false);
   // The wallet is stopped while the stake is awaited; the owner dies; the wallet resumes.
   kill(wallet_pid_, SIGSTOP);
@@ -888,7 +892,7 @@ TEST_F(TableE2eTest, KillNineMidStakeThenMidPayoutWithThreeInstances) {
   std::optional<pb::TableInfo> info = WaitNewOwner(live[0]->addr, t.id, owner->id);
   ASSERT_TRUE(info.has_value()) << "nobody took the table over";
   ASSERT_NO_FATAL_FAILURE(Reconnect(t, info->owner_addr()));
-  // Now the payout: the wallet stops in the round, the round ends, the new owner dies.
+  // Now the payout: the wallet stops in the round, the first round ends, the new owner dies.
   ASSERT_TRUE(WaitEvents(t, "played", 8));
   kill(wallet_pid_, SIGSTOP);
   ASSERT_TRUE(WaitEvents(t, "round_result", 1));

@@ -320,6 +320,10 @@ void ScriptedPlayer::MaybeAct() {
     leave.set_type("leave");
     absl::StatusOr<cv1::CommandResult> r = SendLocked(leave);
     if (r.ok() && r->code() != kUnavailable) leave_due_ = false;
+    if (r.ok() && r->code() == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      left_ = true;
+    }
     return;
   }
   uint64_t turn = 0;
@@ -471,6 +475,10 @@ uint64_t ScriptedPlayer::last_seq() const {
 int ScriptedPlayer::games_over() const {
   std::lock_guard<std::mutex> lock(mu_);
   return games_over_;
+}
+bool ScriptedPlayer::left() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return left_;
 }
 int ScriptedPlayer::moves_ok() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -117,6 +117,7 @@ class ScriptedPlayer {
   std::vector<std::string> hand() const;
   uint64_t last_seq() const;
   int games_over() const;
+  bool left() const;  // a `leave` of leave_at_game_over was accepted
   int moves_ok() const;
   int moves_refused() const;
   int reconnects() const;
@@ -173,6 +174,7 @@ class ScriptedPlayer {
   uint64_t done_turn_seq_ = 0;  // the last turn taken
   uint64_t last_seq_ = 0;
   bool gateway_resuming_ = false;  // between notices "reconnecting" and "reconnected"
+  bool left_ = false;
   int games_over_ = 0, moves_ok_ = 0, moves_refused_ = 0, reconnects_ = 0;
   std::vector<std::string> faults_;
   std::vector<client::v1::TableEvent> events_;
