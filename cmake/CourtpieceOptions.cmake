@@ -21,12 +21,35 @@ endif()
 # only these libraries run long enough in the unit tests for -O1 to matter.
 set(COURTPIECE_HOT_CODE_FLAGS "" CACHE STRING
   "Extra compile options for the CPU-bound libraries (courtpiece_hot_code), e.g. -O1")
-function(courtpiece_hot_code)
-  if(COURTPIECE_HOT_CODE_FLAGS)
-    foreach(target IN LISTS ARGN)
-      target_compile_options(${target} PRIVATE ${COURTPIECE_HOT_CODE_FLAGS})
-    endforeach()
+
+# COURTPIECE_COLD_CODE_OPT: an optimisation level (-O0, -O1, -Og) for all the code but the
+# hot libraries, which keep the build type's level, and test code, which has its own
+# (COURTPIECE_TEST_CODE_FLAGS, cmake/CourtpieceTest.cmake). tests/run.sh's first tree passes
+# -O1: the services, tools and generated code there only have to pass the tests, and GCC
+# compiles them at -O1 in about three quarters of the CPU of -O2 (the load tool's conn.cc:
+# 26.7 s against 35.6 s). Empty (the default): the build type's level everywhere, as
+# deploy/local/up.sh and the benchmark trees (build-rel) build.
+set(COURTPIECE_COLD_CODE_OPT "" CACHE STRING
+  "Optimisation level for all but the hot code and test code, e.g. -O1 (tests/run.sh)")
+if(COURTPIECE_COLD_CODE_OPT)
+  if(NOT COURTPIECE_COLD_CODE_OPT MATCHES "^-O[01g]$")
+    message(FATAL_ERROR "COURTPIECE_COLD_CODE_OPT must be -O0, -O1 or -Og, not '${COURTPIECE_COLD_CODE_OPT}'")
   endif()
+  add_compile_options(${COURTPIECE_COLD_CODE_OPT})
+  # The hot code gets the build type's level back (a later -O wins).
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" _courtpiece_type)
+  string(REGEX MATCH "-O[0-3gs]" courtpiece_build_type_opt "${CMAKE_CXX_FLAGS_${_courtpiece_type}}")
+endif()
+
+function(courtpiece_hot_code)
+  foreach(target IN LISTS ARGN)
+    if(courtpiece_build_type_opt)
+      target_compile_options(${target} PRIVATE ${courtpiece_build_type_opt})
+    endif()
+    if(COURTPIECE_HOT_CODE_FLAGS)
+      target_compile_options(${target} PRIVATE ${COURTPIECE_HOT_CODE_FLAGS})
+    endif()
+  endforeach()
 endfunction()
 
 # Warnings are errors in our own code (never applied to generated code). GCC 12 at -O3

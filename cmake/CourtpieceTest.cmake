@@ -23,7 +23,8 @@
 # own sources, never the libraries and tools they test. (tests/run.sh's sanitizer tree is a
 # Debug tree at -O0 with its hot code at -O1, COURTPIECE_HOT_CODE_FLAGS: test bodies cost 2-3
 # times as much to compile under ASan+UBSan at -O1 as at -O0, and sanitizers check -O0 code
-# fully.) courtpiece_test() applies it; other test binaries call courtpiece_test_code(<target>).
+# fully; it passes -g0 here, test bodies without line tables.) courtpiece_test() applies it;
+# other test binaries call courtpiece_test_code(<target>).
 include(GoogleTest)
 # Its default, AUTO, is -O0 in the optimized configurations (RelWithDebInfo, Release) and
 # nothing in others: test bodies run little of the CPU-bound work themselves (that is in
