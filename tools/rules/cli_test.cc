@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "courtpiece/common/process_testing.h"
+#include "courtpiece/common/test_scale.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "replay.h"
 
 namespace {
 
+using ::courtpiece::ScaledIterations;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -137,21 +139,25 @@ void ExpectSelfplayLinesReplay(const std::string& game, const std::string& flags
 }
 
 // Random policy: 300 rounds per game type, a sample of 20 replayed (each is one process).
+// The sanitizer pass replays a tenth of the sample (ScaledIterations: an ASan process
+// start is most of a replay's cost there); the first tree replays all of it.
 TEST(Cli, SelfplayRoundsReplayCleanly) {
   for (std::string game : {"classic", "piles", "hidden", "kaat", "stack"}) {
-    ASSERT_NO_FATAL_FAILURE(
-        ExpectSelfplayLinesReplay(game, "--seed " + std::string(64, '7'), 300, 20));
+    ASSERT_NO_FATAL_FAILURE(ExpectSelfplayLinesReplay(game, "--seed " + std::string(64, '7'), 300,
+                                                      ScaledIterations(20)));
   }
 }
 
 // --policy bot: 200 rounds per game type, every line replayed. One test per game type
 // (BotPolicy/CliBot.RoundsReplayCleanly/<game>): tools/rules/CMakeLists.txt registers each
-// as its own ctest entry, so they run side by side (a thousand replay processes in all).
+// as its own ctest entry, so they run side by side (a thousand replay processes in all;
+// the sanitizer pass plays and replays a tenth, ScaledIterations).
 class CliBot : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CliBot, RoundsReplayCleanly) {
+  const int rounds = ScaledIterations(200);
   ASSERT_NO_FATAL_FAILURE(
-      ExpectSelfplayLinesReplay(GetParam(), "--policy bot --seed b07", 200, 200));
+      ExpectSelfplayLinesReplay(GetParam(), "--policy bot --seed b07", rounds, rounds));
 }
 
 INSTANTIATE_TEST_SUITE_P(BotPolicy, CliBot,
