@@ -34,12 +34,10 @@ endif()
 # COURTPIECE_COLD_CODE_OPT: an optimisation level (-O0, -O1, -Og) for all the code but the
 # hot libraries, which keep the build type's level, and test code, which has its own
 # (COURTPIECE_TEST_CODE_FLAGS, cmake/CourtpieceTest.cmake). tests/run.sh's first tree passes
-# -Og: the services, tools and generated code there only have to pass the tests, and GCC
+# -O1: the services, tools and generated code there only have to pass the tests, and GCC
 # compiles them at -O1 in about three quarters of the CPU of -O2 (the load tool's conn.cc:
-# 26.7 s against 35.6 s), at -Og in 15-25% less again (conn.cc 21.0 s against 27.5,
-# table_host.cc 5.1 against 5.9, client.pb.cc 3.0 against 3.8). Empty (the default): the
-# build type's level everywhere, as deploy/local/up.sh and the benchmark trees (build-rel)
-# build.
+# 26.7 s against 35.6 s). Empty (the default): the build type's level everywhere, as
+# deploy/local/up.sh and the benchmark trees (build-rel) build.
 set(COURTPIECE_COLD_CODE_OPT "" CACHE STRING
   "Optimisation level for all but the hot code and test code, e.g. -O1 (tests/run.sh)")
 if(COURTPIECE_COLD_CODE_OPT)
