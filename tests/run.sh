@@ -135,7 +135,7 @@ step "build"
 # heavy randomized ones it runs a tenth of (FULL_SCALE; COURTPIECE_UNIT_TESTS in
 # cmake/CourtpieceTest.cmake): compiling them twice was a sixth of a cold run's CPU.
 # All but the hot code compiles at -O1 (COURTPIECE_COLD_CODE_OPT, cmake/CourtpieceOptions.cmake):
-# the services only have to pass the tests here; benchmarks and load runs use build-rel.
+# the services only have to pass the tests here (measure performance with -O2: README).
 if [ "$sanitizers" = 1 ]; then unit_tests=full_scale; else unit_tests=all; fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOURTPIECE_UNIT_TESTS=$unit_tests \
   -DCOURTPIECE_COLD_CODE_OPT=-O1 >/dev/null
