@@ -8,6 +8,7 @@
 
 #include "courtpiece/common/grpc_status.h"
 #include "services/table/host_convert.h"
+#include "services/table/play_mux.h"
 
 namespace courtpiece::table_service {
 
@@ -64,8 +65,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
         metrics_(metrics),
         limits_(limits),
         sink_(std::make_shared<Sink>(this)),
-        tokens_(limits.commands_burst),
-        refill_at_(Steady::now()) {
+        bucket_(limits.commands_per_second, limits.commands_burst) {
     auto it = context->client_metadata().find(kPlayerIdMetadata);
     if (it != context->client_metadata().end()) {
       player_.assign(it->second.data(), it->second.size());
@@ -86,6 +86,11 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
       sink_->Finish(absl::OkStatus());
       return;
     }
+    if (request_.ByteSizeLong() > kPlayMessageBytesMax) {
+      EndForHost();
+      sink_->Finish(absl::ResourceExhaustedError("a message over 16 KiB"));
+      return;
+    }
     if (!opened_) {
       if (request_.msg_case() != PlayRequest::kOpen) {
         sink_->Finish(absl::InvalidArgumentError("the first message must be `open`"));
@@ -95,7 +100,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
       stream_id_ = host_.Open(player_, request_.open(), sink_);
     } else if (request_.msg_case() != PlayRequest::kCommand) {
       RefuseCommand(0, absl::InvalidArgumentError("after `open`, only `command` messages"));
-    } else if (!TakeToken()) {
+    } else if (!bucket_.Take(Steady::now())) {
       RefuseCommand(request_.command().command_id(),
                     absl::ResourceExhaustedError("too many commands: slow down"));
     } else {
@@ -172,16 +177,6 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
     if (opened_) host_.StreamEnded(stream_id_);
   }
 
-  bool TakeToken() {
-    const Steady::time_point now = Steady::now();
-    const double seconds = std::chrono::duration<double>(now - refill_at_).count();
-    refill_at_ = now;
-    tokens_ = std::min(limits_.commands_burst, tokens_ + seconds * limits_.commands_per_second);
-    if (tokens_ < 1) return false;
-    tokens_ -= 1;
-    return true;
-  }
-
   void RefuseCommand(uint64_t command_id, const absl::Status& status) {
     PlayResponse out;
     out.mutable_result()->set_command_id(command_id);
@@ -226,8 +221,7 @@ class PlayReactor final : public grpc::ServerBidiReactor<PlayRequest, PlayRespon
   bool counted_ = false;
   uint64_t stream_id_ = 0;
   std::atomic<bool> ended_for_host_{false};
-  double tokens_;
-  Steady::time_point refill_at_;
+  CommandBucket bucket_;
   int refusals_ = 0;
   // Guarded by the sink's mutex.
   std::deque<PlayResponse> queue_;
@@ -394,6 +388,11 @@ grpc::ServerUnaryReactor* TableServiceImpl::AnnounceVoiceNote(
 grpc::ServerBidiReactor<PlayRequest, PlayResponse>* TableServiceImpl::Play(
     grpc::CallbackServerContext* context) {
   return new PlayReactor(context, host_, metrics_, limits_);
+}
+
+grpc::ServerBidiReactor<table::v1::PlayMuxRequest, table::v1::PlayMuxResponse>*
+TableServiceImpl::PlayMux(grpc::CallbackServerContext*) {
+  return NewPlayMuxReactor(host_, metrics_, limits_);
 }
 
 }  // namespace courtpiece::table_service

@@ -1,8 +1,8 @@
 // The table service's gRPC face (table_service.proto) over TableHost: translation only.
-// Play is a callback bidi reactor per stream: the player comes from the metadata
-// "courtpiece-player-id" (set by the gateway), commands are rate limited per stream, and
-// outgoing messages wait in a bounded queue (a client that does not read is cut).
-// Thread-safety: gRPC calls the service from its threads; the host is thread-safe.
+// Play is a callback bidi reactor per stream (PlayMux, its many-sessions form: play_mux.h): the
+// player comes from the metadata "courtpiece-player-id" (set by the gateway), commands are rate
+// limited per stream, and outgoing messages wait in a bounded queue (a client that does not read is
+// cut). Thread-safety: gRPC calls the service from its threads; the host is thread-safe.
 #ifndef COURTPIECE_SERVICES_TABLE_SERVER_H_
 #define COURTPIECE_SERVICES_TABLE_SERVER_H_
 
@@ -23,6 +23,9 @@ struct StreamLimits {
   double commands_burst = 40;          // bucket size
   int refusals_before_cut = 100;       // rate refusals after which the stream is cut
   int pending_command_times_max = 64;  // commands timed for the latency histogram at once
+  // PlayMux (play_mux.h): live sessions per stream, and messages waiting in all on it.
+  int mux_sessions_max = 100'000;
+  int mux_queue_max = 65'536;
 };
 
 // The service's metrics (courtpiece_table_*), also the host's hooks.
@@ -70,6 +73,8 @@ class TableServiceImpl final : public table::v1::TableService::CallbackService {
       grpc::CallbackServerContext* context, const table::v1::AnnounceVoiceNoteRequest* request,
       table::v1::AnnounceVoiceNoteResponse* response) override;
   grpc::ServerBidiReactor<table::v1::PlayRequest, table::v1::PlayResponse>* Play(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<table::v1::PlayMuxRequest, table::v1::PlayMuxResponse>* PlayMux(
       grpc::CallbackServerContext* context) override;
 
  private:

@@ -3,7 +3,10 @@
 // oversized messages, owners elsewhere, and the unary calls.
 #include "services/table/server.h"
 
+#include <deque>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "courtpiece/common/grpc_client.h"
@@ -40,7 +43,7 @@ class ServerTest : public ::testing::Test {
     limits.refusals_before_cut = 5;
     service = std::make_unique<TableServiceImpl>(*host, table_metrics.get(), limits);
     server = *common::GrpcServer::Start(
-        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 16 * 1024}, {service.get()},
+        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 17 * 1024}, {service.get()},
         *metrics);
     stub = pb::TableService::NewStub(common::CreateGrpcChannel(server->LoopbackAddress(), nullptr));
     pb::CreateTableRequest create;
@@ -87,6 +90,79 @@ class ServerTest : public ::testing::Test {
     r.mutable_command()->set_command_id(id);
     r.mutable_command()->set_type(type);
     return r;
+  }
+
+  // A PlayMux stream and what it read, by session (messages of other sessions wait here).
+  struct Mux {
+    std::unique_ptr<grpc::ClientContext> ctx = std::make_unique<grpc::ClientContext>();
+    std::unique_ptr<grpc::ClientReaderWriter<pb::PlayMuxRequest, pb::PlayMuxResponse>> rw;
+    std::map<uint64_t, std::deque<pb::PlayMuxResponse>> read;
+  };
+  std::unique_ptr<Mux> OpenMux() {
+    auto m = std::make_unique<Mux>();
+    common::SetTimeout(*m->ctx, absl::Seconds(10));
+    m->rw = stub->PlayMux(m->ctx.get());
+    return m;
+  }
+  static void MuxOpen(Mux& m, uint64_t session, const std::string& player,
+                      const std::string& table = "t1") {
+    pb::PlayMuxRequest r;
+    r.set_session(session);
+    r.set_player(player);
+    r.mutable_open()->set_table_id(table);
+    ASSERT_TRUE(m.rw->Write(r));
+  }
+  void MuxCommand(Mux& m, uint64_t session, const pb::PlayRequest& command) {
+    pb::PlayMuxRequest r;
+    r.set_session(session);
+    *r.mutable_command() = command.command();
+    ASSERT_TRUE(m.rw->Write(r));
+  }
+  // The next message of `session`, or nothing when the stream ended first.
+  static std::optional<pb::PlayMuxResponse> NextOf(Mux& m, uint64_t session) {
+    std::deque<pb::PlayMuxResponse>& mine = m.read[session];
+    while (mine.empty()) {
+      pb::PlayMuxResponse in;
+      if (!m.rw->Read(&in)) return std::nullopt;
+      m.read[in.session()].push_back(std::move(in));
+    }
+    pb::PlayMuxResponse out = std::move(mine.front());
+    mine.pop_front();
+    return out;
+  }
+  static std::optional<pb::CommandResult> MuxResultOf(Mux& m, uint64_t session,
+                                                      uint64_t command_id) {
+    while (std::optional<pb::PlayMuxResponse> in = NextOf(m, session)) {
+      if (in->has_end()) return std::nullopt;
+      if (in->response().has_result() && in->response().result().command_id() == command_id) {
+        return in->response().result();
+      }
+    }
+    return std::nullopt;
+  }
+  // The session's end, skipping what comes before it.
+  static std::optional<pb::SessionEnd> EndOf(Mux& m, uint64_t session) {
+    while (std::optional<pb::PlayMuxResponse> in = NextOf(m, session)) {
+      if (in->has_end()) return in->end();
+    }
+    return std::nullopt;
+  }
+  pb::TableInfo Info() {
+    grpc::ClientContext ctx;
+    pb::GetTableRequest get;
+    get.set_table_id("t1");
+    pb::TableInfo info;
+    EXPECT_TRUE(stub->GetTable(&ctx, get, &info).ok());
+    return info;
+  }
+  // Waits (up to 5 s) until seat `seat` shows `connected`.
+  bool SeatConnectedBecomes(int seat, bool connected) {
+    for (int i = 0; i < 250; ++i) {
+      pb::TableInfo info = Info();
+      if (info.seats(seat).connected() == connected) return true;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
   }
 
   FakeClock clock{absl::FromUnixSeconds(1'800'000'000)};
@@ -360,6 +436,177 @@ TEST_F(ServerTest, AStreamsVoiceSentIsRefused) {
   ASSERT_TRUE(stub->CheckVoiceLock(&ctx, req, &out).ok());
   EXPECT_TRUE(out.may_send());  // the lock stays
   a.ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AMessageOver16KiBIsRefusedByTheStreamUnderGrpcsOwnBound) {
+  Stream s = Open("a");
+  pb::PlayRequest big = Command(1, "report");
+  big.mutable_command()->set_note_id(std::string(16 * 1024 + 100, 'x'));  // under 17 KiB
+  s.rw->Write(big);
+  pb::PlayResponse m;
+  while (s.rw->Read(&m)) {
+  }
+  grpc::Status st = s.rw->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(st.error_message(), "a message over 16 KiB");
+}
+
+// --- PlayMux: sessions are Play streams --------------------------------------------------
+
+TEST_F(ServerTest, TwoSessionsOfOneMuxPlayAsTwoStreams) {
+  std::unique_ptr<Mux> m = OpenMux();
+  MuxOpen(*m, 1, "host");
+  MuxOpen(*m, 2, "a");
+  std::optional<pb::PlayMuxResponse> opened = NextOf(*m, 2);
+  ASSERT_TRUE(opened.has_value());
+  ASSERT_TRUE(opened->response().has_opened());
+  EXPECT_EQ(opened->response().opened().seat(), -1);
+  opened = NextOf(*m, 1);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(opened->response().opened().seat(), 0);
+  MuxCommand(*m, 2, Command(7, "join"));
+  std::optional<pb::CommandResult> r = MuxResultOf(*m, 2, 7);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), 0) << r->message();
+  // The host's session sees the join.
+  bool seen = false;
+  while (!seen) {
+    std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1);
+    ASSERT_TRUE(in.has_value());
+    seen = in->response().has_event() && in->response().event().type() == "seated" &&
+           in->response().event().player() == "a";
+    if (seen) {
+      EXPECT_EQ(in->response().event().seat(), 2);
+    }
+  }
+  pb::TableInfo info = Info();
+  EXPECT_EQ(info.seats(2).player(), "a");
+  EXPECT_TRUE(info.seats(2).connected());
+  // close: the session ends OK and the table sees a disconnect; the other one carries on.
+  pb::PlayMuxRequest close;
+  close.set_session(2);
+  close.set_close(true);
+  ASSERT_TRUE(m->rw->Write(close));
+  std::optional<pb::SessionEnd> end = EndOf(*m, 2);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), 0);
+  EXPECT_TRUE(SeatConnectedBecomes(2, false));
+  EXPECT_TRUE(Info().seats(0).connected());
+  bool away = false;  // and the host's session hears of it
+  while (!away) {
+    std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1);
+    ASSERT_TRUE(in.has_value());
+    away = in->response().has_event() && in->response().event().type() == "away" &&
+           in->response().event().player() == "a";
+    if (away) {
+      EXPECT_EQ(in->response().event().detail(), "disconnected");
+    }
+  }
+  m->ctx->TryCancel();
+}
+
+TEST_F(ServerTest, ASessionEndsWithWhatAPlayStreamWouldBeFinishedWith) {
+  ASSERT_TRUE(store.Heartbeat({"inst-b", "10.0.0.2:7002"}, 60'000).ok());
+  ASSERT_TRUE(store.Create("t9", "inst-b", "").ok());
+  std::unique_ptr<Mux> m = OpenMux();
+  MuxOpen(*m, 1, "");
+  MuxOpen(*m, 2, "a", "nope");
+  MuxOpen(*m, 3, "a", "t9");
+  MuxOpen(*m, 4, "a");
+  pb::PlayMuxRequest command_first;  // a command of a session never opened: dropped
+  command_first.set_session(5);
+  command_first.mutable_command()->set_type("join");
+  ASSERT_TRUE(m->rw->Write(command_first));
+  pb::PlayMuxRequest empty;  // neither open, command nor close
+  empty.set_session(6);
+  ASSERT_TRUE(m->rw->Write(empty));
+  std::optional<pb::SessionEnd> end = EndOf(*m, 1);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(end->message(),
+            "player: the gateway must name the player (1..64 chars of [A-Za-z0-9_-])");
+  end = EndOf(*m, 2);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::NOT_FOUND);
+  end = EndOf(*m, 3);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(end->owner_addr(), "10.0.0.2:7002");
+  end = EndOf(*m, 6);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::INVALID_ARGUMENT);
+  std::optional<pb::PlayMuxResponse> opened = NextOf(*m, 4);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->response().has_opened());
+  MuxOpen(*m, 4, "a");  // a second open of a live session
+  end = EndOf(*m, 4);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(end->message(), "the session is open already");
+  EXPECT_TRUE(m->read[5].empty());
+  m->ctx->TryCancel();
+}
+
+TEST_F(ServerTest, AFloodOrAnOversizedCommandEndsOnlyItsSession) {
+  std::unique_ptr<Mux> m = OpenMux();
+  MuxOpen(*m, 1, "a");
+  MuxOpen(*m, 2, "host");
+  MuxOpen(*m, 3, "b");
+  ASSERT_TRUE(NextOf(*m, 1).has_value());  // opened
+  for (uint64_t i = 1; i <= 20; ++i) MuxCommand(*m, 1, Command(i, "start_now"));
+  int exhausted = 0;
+  std::optional<pb::SessionEnd> end;
+  while (std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1)) {
+    if (in->has_end()) {
+      end = in->end();
+      break;
+    }
+    if (in->response().has_result() &&
+        in->response().result().code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+    }
+  }
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(end->message(), "the stream sent too many refused commands");
+  EXPECT_EQ(exhausted, 4);  // 3 admitted by the burst, 4 refused, the 5th refusal cuts
+  ASSERT_TRUE(NextOf(*m, 3).has_value());  // opened
+  pb::PlayRequest big = Command(1, "report");
+  big.mutable_command()->set_note_id(std::string(16 * 1024 + 100, 'x'));
+  MuxCommand(*m, 3, big);
+  end = EndOf(*m, 3);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(end->message(), "a message over 16 KiB");
+  MuxCommand(*m, 2, Command(1, "start_now"));
+  std::optional<pb::CommandResult> r = MuxResultOf(*m, 2, 1);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code(), 0) << r->message();
+  m->ctx->TryCancel();
+}
+
+TEST_F(ServerTest, TheEndOfTheMuxIsADisconnectForEverySession) {
+  std::unique_ptr<Mux> m = OpenMux();
+  MuxOpen(*m, 1, "host");
+  MuxOpen(*m, 2, "a");
+  MuxCommand(*m, 2, Command(1, "join"));
+  ASSERT_EQ(MuxResultOf(*m, 2, 1)->code(), 0);
+  EXPECT_TRUE(SeatConnectedBecomes(0, true));
+  ASSERT_TRUE(m->rw->WritesDone());
+  EXPECT_EQ(EndOf(*m, 1)->code(), 0);
+  EXPECT_EQ(EndOf(*m, 2)->code(), 0);
+  pb::PlayMuxResponse rest;
+  EXPECT_FALSE(m->rw->Read(&rest));
+  EXPECT_TRUE(m->rw->Finish().ok());
+  EXPECT_TRUE(SeatConnectedBecomes(0, false));
+  EXPECT_TRUE(SeatConnectedBecomes(2, false));
+  // A mux cancelled by its caller: the same.
+  std::unique_ptr<Mux> again = OpenMux();
+  MuxOpen(*again, 1, "a");
+  ASSERT_TRUE(NextOf(*again, 1).has_value());
+  EXPECT_TRUE(SeatConnectedBecomes(2, true));
+  again->ctx->TryCancel();
+  EXPECT_TRUE(SeatConnectedBecomes(2, false));
 }
 
 TEST_F(ServerTest, ListTablesNamesThisInstancesTables) {
