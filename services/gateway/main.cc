@@ -27,6 +27,10 @@
 //   COURTPIECE_GATEWAY_RPC_DEADLINE_MAX   cap on every unary call's deadline (default 10s)
 //   COURTPIECE_GATEWAY_LOOKUP_THREADS     threads for owner lookups and resumes (Redis, a
 //                                         table's GetTable; default 4, 1..64)
+//   COURTPIECE_GATEWAY_TABLE_STREAMS      mux: every player's Play stream is a session of
+//                                         one PlayMux stream per table instance (default);
+//                                         per_player: one gRPC call each (for table
+//                                         instances older than PlayMux)
 //   COURTPIECE_LOG_LEVEL                  debug|info|warn|error        (default info)
 //   (the web front's own settings: http_server.h ReadHttpServerOptions)
 #include <unistd.h>  // environ
@@ -53,6 +57,7 @@
 #include "courtpiece/storage/redis_client.h"
 #include "services/gateway/grpc_front.h"
 #include "services/gateway/grpc_table_dialer.h"
+#include "services/gateway/mux_table_dialer.h"
 #include "services/gateway/http_server.h"
 #include "services/gateway/play_session.h"
 #include "services/gateway/prometheus_gateway_metrics.h"
@@ -85,6 +90,7 @@ struct Config {
   PlaySessionOptions play;
   UnaryRelayOptions router;
   int lookup_threads = 0;
+  bool table_mux = true;  // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
   common::LogLevel log_level = common::LogLevel::kInfo;
   // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
   std::vector<std::string> unknown_settings;
@@ -145,6 +151,8 @@ absl::StatusOr<Config> ReadConfig() {
   c.router.deadline_max = env.Duration("COURTPIECE_GATEWAY_RPC_DEADLINE_MAX", absl::Seconds(10),
                                        absl::Milliseconds(10), absl::Minutes(1));
   c.lookup_threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_LOOKUP_THREADS", 4, 1, 64));
+  c.table_mux =
+      env.OneOf("COURTPIECE_GATEWAY_TABLE_STREAMS", "mux", {"mux", "per_player"}) == "mux";
   c.log_level = common::ReadLogLevel(env);
   if (absl::Status s = env.Finish(); !s.ok()) return s;
   env.Known("COURTPIECE_GATEWAY_VERIFY_KEYS");  // auth::ReadEnvOrFile
@@ -201,7 +209,13 @@ int Run() {
   // --- play streams: the table tier ---------------------------------------------------------
   storage::RedisClient redis(*redis_options);
   RedisOwnerLookup owners(redis, placement::RegistryKeys());
-  GrpcTableDialer dialer(metrics->get());
+  std::unique_ptr<TableDialer> table_dialer;
+  if (config->table_mux) {
+    table_dialer = std::make_unique<MuxTableDialer>(metrics->get());
+  } else {
+    table_dialer = std::make_unique<GrpcTableDialer>(metrics->get());
+  }
+  TableDialer& dialer = *table_dialer;
   ThreadScheduler scheduler(config->lookup_threads);
   const PlayDeps deps{.dialer = dialer,
                       .owners = owners,

@@ -1,4 +1,5 @@
-// The relay's real upstream parts against real table instances: GrpcTableDialer and
+// The relay's real upstream parts against real table instances: each dialer (GrpcTableDialer,
+// a gRPC call per player, and MuxTableDialer, sessions of one PlayMux stream) and
 // RedisOwnerLookup with two courtpiece-table processes, the real courtpiece-wallet on a fresh
 // Postgres database (COURTPIECE_TEST_PG_URL), a real Redis (COURTPIECE_TEST_REDIS_ADDR,
 // database 9 or COURTPIECE_TEST_GATEWAY_REDIS_DB, flushed per test) and the fake lobby and
@@ -25,6 +26,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "services/gateway/grpc_table_dialer.h"
+#include "services/gateway/mux_table_dialer.h"
 #include "services/gateway/play_session.h"
 #include "services/gateway/redis_owner_lookup.h"
 #include "services/table/testing/fake_receivers.h"
@@ -157,8 +159,18 @@ struct Instance {
   pid_t pid = 0;
 };
 
-class RelayTableE2eTest : public ::testing::Test {
+// Runs each test with each dialer (the parameter: "per_player" or "mux").
+class RelayTableE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
+  TableDialer& dialer() {
+    if (GetParam() == "mux") {
+      if (mux_ == nullptr) mux_ = std::make_unique<MuxTableDialer>(nullptr);
+      return *mux_;
+    }
+    if (per_player_ == nullptr) per_player_ = std::make_unique<GrpcTableDialer>(nullptr);
+    return *per_player_;
+  }
+
   void SetUp() override {
     const char* redis = std::getenv("COURTPIECE_TEST_REDIS_ADDR");
     ASSERT_NE(redis, nullptr) << "COURTPIECE_TEST_REDIS_ADDR is not set";
@@ -259,14 +271,16 @@ class RelayTableE2eTest : public ::testing::Test {
   std::unique_ptr<table_service::testing::FakeReceivers> receivers_;
   pid_t wallet_pid_ = 0;
   Instance a_, b_;
+  std::unique_ptr<GrpcTableDialer> per_player_;
+  std::unique_ptr<MuxTableDialer> mux_;
   placement::RegistryKeys keys_{"cp:"};
 };
 
-TEST_F(RelayTableE2eTest, DialerOpensRelaysCommandsAndReadsTheOwnerRedirect) {
+TEST_P(RelayTableE2eTest, DialerOpensRelaysCommandsAndReadsTheOwnerRedirect) {
   const std::string owner = CreateTable(a_.addr, "gw-t1", "p1");
   ASSERT_EQ(owner, a_.addr);
   const std::string elsewhere = b_.addr;
-  GrpcTableDialer dialer(nullptr);
+  TableDialer& dialer = this->dialer();
   RedisOwnerLookup lookup(*redis_, keys_);
 
   // The owner lookup.
@@ -312,7 +326,13 @@ TEST_F(RelayTableE2eTest, DialerOpensRelaysCommandsAndReadsTheOwnerRedirect) {
   dialer.Open(absl::StrCat("127.0.0.1:", common::FreeLoopbackPort()), "p1", Open("gw-t1"), dead);
   ASSERT_TRUE(dead->WaitEnd());
   EXPECT_EQ(dead->end->code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(dialer.cached_channels(), 3);
+  if (per_player_ != nullptr) {
+    EXPECT_EQ(per_player_->cached_channels(), 3);
+  }
+  if (mux_ != nullptr) {  // one stream per live instance; the dead address's has ended
+    EXPECT_EQ(mux_->live_streams(), 2);
+    EXPECT_EQ(mux_->live_sessions(), 1);  // p1's at a_: the others ended
+  }
 
   // Cancel ends the stream once, CANCELLED; later calls are harmless.
   stream->Cancel();
@@ -326,10 +346,10 @@ TEST_F(RelayTableE2eTest, DialerOpensRelaysCommandsAndReadsTheOwnerRedirect) {
 // Close() (a client gone) writes every command queued before it, then half-closes: the
 // table takes the last command (here a leave) and ends the stream OK, rather than the stream
 // being cut with the leave still queued (which the table would see as a disconnect).
-TEST_F(RelayTableE2eTest, CloseSendsEveryQueuedCommandThenEndsTheStream) {
+TEST_P(RelayTableE2eTest, CloseSendsEveryQueuedCommandThenEndsTheStream) {
   ASSERT_EQ(CreateTable(a_.addr, "gw-t3", "p1"), a_.addr);
   OpenAccount("p2");
-  GrpcTableDialer dialer(nullptr);
+  TableDialer& dialer = this->dialer();
   auto host = std::make_shared<RecordingObserver>();
   std::shared_ptr<UpstreamStream> host_stream = dialer.Open(a_.addr, "p1", Open("gw-t3"), host);
   ASSERT_TRUE(host->WaitOpened().has_value());
@@ -364,10 +384,10 @@ TEST_F(RelayTableE2eTest, CloseSendsEveryQueuedCommandThenEndsTheStream) {
   host_stream->Cancel();
 }
 
-TEST_F(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
+TEST_P(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
   const std::string owner = CreateTable(a_.addr, "gw-t2", "p1");
   ASSERT_EQ(owner, a_.addr);
-  GrpcTableDialer dialer(nullptr);
+  TableDialer& dialer = this->dialer();
   RedisOwnerLookup lookup(*redis_, keys_);
   ThreadScheduler scheduler;
   NullGatewayMetrics metrics;
@@ -436,6 +456,11 @@ TEST_F(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
   }
   conn->OnClientGone();
 }
+
+INSTANTIATE_TEST_SUITE_P(Dialers, RelayTableE2eTest, ::testing::Values("per_player", "mux"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
 
 }  // namespace
 }  // namespace courtpiece::gateway

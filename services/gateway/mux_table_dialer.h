@@ -1,0 +1,75 @@
+// A TableDialer (upstream.h) whose Play streams are sessions of one PlayMux stream per table
+// instance (table_service.proto): a player connection costs the gateway no gRPC call of its
+// own (an upstream Play call was ~23 KiB of gRPC's memory per player; docs/gateway.md).
+//
+// Contract (beyond upstream.h):
+// - One PlayMux stream per instance address, opened by the first Open to it and replaced by
+//   the next Open after it ended. When it ends, every session on it ends UNAVAILABLE (the
+//   relay then resumes them by seq, as after an instance's death).
+// - Each session has at most send_queue_max requests waiting behind the stream's writes
+//   (Send answers false past it), and the stream at most stream_queue_max in all; an
+//   `open` or `close` is never refused (they are bounded by the sessions).
+// - A session's end from the table is its OnEnd, with the table's code, message and owner
+//   address; after Cancel, OnEnd says CANCELLED (its queued requests are dropped and the
+//   table hears a close); after Close, the table's own end.
+// - Messages over message_bytes_max either way are refused by gRPC and end the whole
+//   stream; a command over 16 KiB is refused by Send (false) so that one player cannot.
+// - The channel cache holds at most channels_max addresses (least recently used dropped;
+//   a live stream keeps its own channel).
+// Thread-safety: safe from many threads; `metrics` (may be null) must outlive the dialer and
+// every stream. Observers are called from gRPC's threads, one call at a time per stream.
+#ifndef COURTPIECE_SERVICES_GATEWAY_MUX_TABLE_DIALER_H_
+#define COURTPIECE_SERVICES_GATEWAY_MUX_TABLE_DIALER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "courtpiece/common/metrics.h"
+#include "grpcpp/channel.h"
+#include "services/gateway/upstream.h"
+
+namespace courtpiece::gateway {
+
+struct MuxTableDialerOptions {
+  int channels_max = 256;
+  int message_bytes_max = 17 * 1024;  // the table's own bound (16 KiB and an envelope)
+  int send_queue_max = 64;            // per session
+  int stream_queue_max = 65'536;      // per PlayMux stream, every session's requests
+};
+
+class MuxTableDialer final : public TableDialer {
+ public:
+  explicit MuxTableDialer(common::Metrics* metrics, MuxTableDialerOptions options = {});
+  ~MuxTableDialer() override;
+
+  std::shared_ptr<UpstreamStream> Open(const std::string& addr, const std::string& player_id,
+                                       table::v1::OpenTable open,
+                                       std::shared_ptr<UpstreamObserver> observer) override;
+
+  // PlayMux streams open now (not yet ended), and sessions on them.
+  int live_streams() const;
+  int live_sessions() const;
+
+  class Call;  // one PlayMux stream (mux_table_dialer.cc)
+
+ private:
+  std::shared_ptr<grpc::Channel> ChannelForLocked(const std::string& addr);
+
+  common::Metrics* const metrics_;
+  const MuxTableDialerOptions options_;
+  mutable std::mutex mu_;
+  struct Cached {
+    std::shared_ptr<grpc::Channel> channel;
+    uint64_t used = 0;
+  };
+  std::map<std::string, Cached> channels_;             // guarded by mu_
+  std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_; by address
+  uint64_t uses_ = 0;                                   // guarded by mu_
+};
+
+}  // namespace courtpiece::gateway
+
+#endif  // COURTPIECE_SERVICES_GATEWAY_MUX_TABLE_DIALER_H_
