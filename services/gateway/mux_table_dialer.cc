@@ -27,9 +27,8 @@ constexpr size_t kCommandBytesMax = 16 * 1024;
 
 // One PlayMux stream. It keeps itself alive (self_) until OnDone; the dialer and the
 // sessions hold it by shared_ptr and may call it after the end (no-ops).
-class MuxTableDialer::Call final
-    : public grpc::ClientBidiReactor<PlayMuxRequest, PlayMuxResponse>,
-      public std::enable_shared_from_this<MuxTableDialer::Call> {
+class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest, PlayMuxResponse>,
+                                   public std::enable_shared_from_this<MuxTableDialer::Call> {
  public:
   Call(std::shared_ptr<grpc::Channel> channel, const MuxTableDialerOptions& options)
       : stub_(table::v1::TableService::NewStub(std::move(channel))), options_(options) {}
@@ -163,9 +162,9 @@ class MuxTableDialer::Call final
     if (observer != nullptr) {
       if (end) {
         const table::v1::SessionEnd& e = reading_.end();
-        observer->OnEnd(cancelled ? absl::CancelledError("cancelled by the gateway")
-                                  : absl::Status(static_cast<absl::StatusCode>(e.code()),
-                                                 e.message()),
+        observer->OnEnd(cancelled
+                            ? absl::CancelledError("cancelled by the gateway")
+                            : absl::Status(static_cast<absl::StatusCode>(e.code()), e.message()),
                         e.owner_addr());
       } else if (reading_.has_response()) {
         observer->OnResponse(std::move(*reading_.mutable_response()));
@@ -184,8 +183,8 @@ class MuxTableDialer::Call final
       left.swap(sessions_);
     }
     // Every session still on the stream: the table connection is gone, resume elsewhere.
-    const absl::Status why = absl::UnavailableError(
-        "the table instance's stream ended: " + common::FromGrpcStatus(status).ToString());
+    const absl::Status why = absl::UnavailableError("the table instance's stream ended: " +
+                                                    common::FromGrpcStatus(status).ToString());
     for (auto& [id, e] : left) {
       e.observer->OnEnd(e.cancelled ? absl::CancelledError("cancelled by the gateway") : why, "");
     }

@@ -65,7 +65,7 @@ class MuxTableDialer final : public TableDialer {
     std::shared_ptr<grpc::Channel> channel;
     uint64_t used = 0;
   };
-  std::map<std::string, Cached> channels_;             // guarded by mu_
+  std::map<std::string, Cached> channels_;              // guarded by mu_
   std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_; by address
   uint64_t uses_ = 0;                                   // guarded by mu_
 };
