@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <random>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -93,11 +94,121 @@ struct TableState {
   bool timeout_in_failover = false;
 };
 
-// A Play stream of one player. Deletes itself in OnDone.
+// One PlayMux stream (LoadOptions::mux) carrying many players' sessions, as a gateway's.
+// It keeps itself alive until OnDone, when every session still on it ends UNAVAILABLE; a
+// dead one is replaced by the next OpenStream to its slot.
+class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::PlayMuxResponse>,
+                      public std::enable_shared_from_this<MuxLink> {
+ public:
+  void Start(tv::TableService::Stub* stub) {
+    self_ = shared_from_this();
+    stub->async()->PlayMux(&context_, this);
+    StartRead(&in_);
+    AddHold();  // writes start from outside the reactions: see Write
+    StartCall();
+  }
+  // False when the link is dead (the stream is then not opened).
+  bool Open(uint64_t session, PlayStream* stream, const std::string& player,
+            const tv::OpenTable& open) {
+    tv::PlayMuxRequest r;
+    r.set_session(session);
+    r.set_player(player);
+    *r.mutable_open() = open;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (dead_) return false;
+    sessions_[session] = stream;
+    Write(lock, std::move(r));
+    return true;
+  }
+  void Send(uint64_t session, const tv::PlayRequest& request) {
+    tv::PlayMuxRequest r;
+    r.set_session(session);
+    *r.mutable_command() = request.command();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!dead_) Write(lock, std::move(r));
+  }
+  void Close(uint64_t session) {
+    tv::PlayMuxRequest r;
+    r.set_session(session);
+    r.set_close(true);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!dead_) Write(lock, std::move(r));
+  }
+  bool dead() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dead_;
+  }
+  void Cancel() { context_.TryCancel(); }
+
+  void OnWriteDone(bool ok) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    out_.pop_front();
+    if (!ok) {
+      out_.clear();
+      writing_ = false;
+      return;
+    }
+    if (out_.empty()) {
+      writing_ = false;
+    } else {
+      StartWrite(&out_.front());
+    }
+  }
+  void OnReadDone(bool ok) override;
+  void OnDone(const grpc::Status&) override;
+
+ private:
+  // Under mu_: queues `r`, and starts it when no write is in flight. A start from outside
+  // the reactions is safe while the hold is on, which Stop() (dead_) removes under mu_.
+  void Write(std::unique_lock<std::mutex>&, tv::PlayMuxRequest r) {
+    out_.push_back(std::move(r));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&out_.front());
+    }
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (dead_) return;
+      dead_ = true;
+    }
+    RemoveHold();
+  }
+
+  grpc::ClientContext context_;
+  tv::PlayMuxResponse in_;
+  std::shared_ptr<MuxLink> self_;
+  std::mutex mu_;
+  std::deque<tv::PlayMuxRequest> out_;              // mu_
+  bool writing_ = false;                           // mu_
+  bool dead_ = false;                              // mu_
+  std::unordered_map<uint64_t, PlayStream*> sessions_;  // mu_
+};
+
+// A Play stream of one player: its own gRPC call, or a session of a MuxLink. Deletes itself
+// when it ends (OnDone, or its session's end).
 class PlayStream final : public grpc::ClientBidiReactor<tv::PlayRequest, tv::PlayResponse> {
  public:
   PlayStream(LoadClient* client, TableState* table, int player, int instance)
       : client_(client), table_(table), player_(player), instance_(instance) {}
+
+  // Under the table's mutex. False when the link is dead (nothing started).
+  bool StartMuxLocked(std::shared_ptr<MuxLink> link, uint64_t session,
+                      const tv::PlayRequest& open) {
+    link_ = std::move(link);
+    session_ = session;
+    return link_->Open(session_, this, table_->players[player_].id, open.open());
+  }
+  // From the link's reactions: a message of this session, its end.
+  void MuxMessage(const tv::PlayResponse& message) {
+    std::lock_guard<std::recursive_mutex> lock(table_->mu);
+    Handle(message);
+  }
+  void MuxEnded(int code) {
+    client_->OnStreamDone(table_, player_, cancelled_ ? 1 : code);
+    delete this;
+  }
 
   // Under the table's mutex.
   void StartLocked(tv::TableService::Stub* stub, const tv::PlayRequest& open) {
@@ -110,13 +221,24 @@ class PlayStream final : public grpc::ClientBidiReactor<tv::PlayRequest, tv::Pla
     StartCall();
   }
   void SendLocked(const tv::PlayRequest& request) {
+    if (link_ != nullptr) {
+      link_->Send(session_, request);
+      return;
+    }
     out_.push_back(request);
     if (!writing_) {
       writing_ = true;
       StartWrite(&out_.front());
     }
   }
-  void CancelLocked() { context_.TryCancel(); }
+  void CancelLocked() {
+    if (link_ == nullptr) {
+      context_.TryCancel();
+    } else if (!cancelled_) {
+      cancelled_ = true;  // its end says CANCELLED, as a cancelled call's
+      link_->Close(session_);
+    }
+  }
   int instance() const { return instance_; }
 
   void OnWriteDone(bool ok) override {
@@ -161,7 +283,48 @@ class PlayStream final : public grpc::ClientBidiReactor<tv::PlayRequest, tv::Pla
   tv::PlayResponse in_;
   std::deque<tv::PlayRequest> out_;  // the table's mutex
   bool writing_ = false;             // the table's mutex
+  std::shared_ptr<MuxLink> link_;    // mux: the link and the session on it
+  uint64_t session_ = 0;
+  bool cancelled_ = false;  // the table's mutex
 };
+
+void MuxLink::OnReadDone(bool ok) {
+  if (!ok) {
+    Stop();  // OnDone follows
+    return;
+  }
+  PlayStream* stream = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(in_.session());
+    if (it != sessions_.end()) {
+      stream = it->second;
+      if (in_.has_end()) sessions_.erase(it);
+    }
+  }
+  // Only this link's reactions end a session's stream, so `stream` is alive here.
+  if (stream != nullptr) {
+    if (in_.has_end()) {
+      stream->MuxEnded(in_.end().code());
+    } else {
+      stream->MuxMessage(in_.response());
+    }
+  }
+  StartRead(&in_);
+}
+
+void MuxLink::OnDone(const grpc::Status&) {
+  std::unordered_map<uint64_t, PlayStream*> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dead_ = true;
+    left.swap(sessions_);
+  }
+  for (auto& [session, stream] : left) {
+    stream->MuxEnded(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+  }
+  std::shared_ptr<MuxLink> last = std::move(self_);
+}
 
 namespace {
 
@@ -338,6 +501,14 @@ void LoadClient::Stop() {
   while (live_streams_.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    for (auto& [instance, links] : links_) {
+      for (auto& link : links) {
+        if (link != nullptr) link->Cancel();
+      }
+    }
+  }
   while (pending_calls_.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -460,7 +631,29 @@ void LoadClient::OpenStream(TableState* t, int player, int instance, uint64_t la
   open.mutable_open()->set_table_id(t->id);
   open.mutable_open()->set_last_seq(last_seq);
   const size_t n = endpoint.stream_stubs.size();
-  stream->StartLocked(endpoint.stream_stubs[(t->index * 4 + player) % n].get(), open);
+  if (!options_.mux) {
+    stream->StartLocked(endpoint.stream_stubs[(t->index * 4 + player) % n].get(), open);
+    return;
+  }
+  // A table's players share a link (as a gateway's players share its one per instance).
+  const size_t slot = t->index % n;
+  std::shared_ptr<MuxLink> link;
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    std::vector<std::shared_ptr<MuxLink>>& links = links_[instance];
+    links.resize(n);
+    if (links[slot] == nullptr || links[slot]->dead()) {
+      links[slot] = std::make_shared<MuxLink>();
+      links[slot]->Start(endpoint.stream_stubs[slot].get());
+    }
+    link = links[slot];
+  }
+  if (!stream->StartMuxLocked(link, next_session_.fetch_add(1), open)) {
+    p.stream = nullptr;  // the link died just now: the driver retries
+    live_streams_.fetch_sub(1);
+    delete stream;
+    ScheduleReconnect(t, player, kReconnectRetry);
+  }
 }
 
 void LoadClient::OnStreamDone(TableState* t, int player, int code) {

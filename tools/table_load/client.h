@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <queue>
@@ -48,6 +49,9 @@ struct LoadOptions {
   // which play at `bot_level` ("" = easy) on the service's search pool.
   int people = 4;
   std::string bot_level;
+  // The players' streams as sessions of PlayMux streams (one per table connection, as a
+  // gateway's), instead of a gRPC call each.
+  bool mux = false;
 };
 
 // What the clients measured, shared by every table.
@@ -70,6 +74,7 @@ struct LoadStats {
   std::atomic<int64_t> no_candidate{0};  // every candidate refused
 };
 
+class MuxLink;
 class PlayStream;
 struct TableState;
 
@@ -139,6 +144,9 @@ class LoadClient {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;  // driver_mu_
   std::thread driver_;
   std::atomic<uint64_t> rotate_{0};
+  std::mutex links_mu_;
+  std::map<int, std::vector<std::shared_ptr<MuxLink>>> links_;  // links_mu_; by instance
+  std::atomic<uint64_t> next_session_{1};
 };
 
 }  // namespace courtpiece::table_load

@@ -63,6 +63,9 @@ ABSL_FLAG(bool, smoke, false, "10 tables for 5 s; exit 0 only if everything work
 ABSL_FLAG(std::string, run_id, "", "prefix of table and player ids (default: from the pid)");
 ABSL_FLAG(int, people, 4, "load: people per table (1..4); start_now seats bots in the rest");
 ABSL_FLAG(std::string, bot_level, "", "load: the tables' bot level: easy, normal or strong");
+ABSL_FLAG(bool, mux, false,
+          "the players' streams as sessions of PlayMux streams (one per --channels connection, "
+          "as a gateway's) instead of a Play call each");
 
 namespace courtpiece::table_load {
 namespace {
@@ -365,6 +368,7 @@ int Run() {
   options.run_id = run_id;
   options.failover_mode = mode == "failover";
   options.people = absl::GetFlag(FLAGS_people);
+  options.mux = absl::GetFlag(FLAGS_mux);
   options.bot_level = absl::GetFlag(FLAGS_bot_level);
   grpc::ChannelArguments wallet_args;
   auto client = std::make_unique<LoadClient>(
