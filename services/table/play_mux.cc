@@ -40,6 +40,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
  public:
   // What the sessions' sinks share with the reactor: its lock, and the reactor until OnDone.
   struct Core {
+    explicit Core(TableHost& h) : host(h) {}
+    TableHost& host;  // outlives every call
     std::mutex mu;
     MuxReactor* reactor = nullptr;  // guarded by mu; null once gRPC is done with the call
   };
@@ -56,15 +58,14 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     }
     void Finish(const absl::Status& status) override {
       uint64_t stream_id = 0;
-      MuxReactor* reactor = nullptr;
       {
         std::lock_guard<std::mutex> lock(core_->mu);
         if (core_->reactor == nullptr) return;
-        reactor = core_->reactor;
-        stream_id = reactor->EndSessionLocked(session_, status);
+        stream_id = core_->reactor->EndSessionLocked(session_, status);
       }
-      // The host ended it; it still hears of the end, as after a Play stream's OnDone.
-      if (stream_id != 0) reactor->host_.StreamEnded(stream_id);
+      // The host ended it; it still hears of the end, as after a Play stream's OnDone. (Not
+      // through the reactor: once the lock is released it may be gone.)
+      if (stream_id != 0) core_->host.StreamEnded(stream_id);
     }
 
    private:
@@ -73,7 +74,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
   };
 
   MuxReactor(TableHost& host, TableMetrics* metrics, const StreamLimits& limits)
-      : host_(host), metrics_(metrics), limits_(limits), core_(std::make_shared<Core>()) {
+      : host_(host), metrics_(metrics), limits_(limits), core_(std::make_shared<Core>(host)) {
     core_->reactor = this;
     StartRead(&request_);
   }
@@ -113,7 +114,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     }
     {
       std::lock_guard<std::mutex> lock(core_->mu);
-      if (cut_) return;
+      if (cut_ || finished_) return;
     }
     StartRead(&request_);
   }
