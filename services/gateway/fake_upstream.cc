@@ -147,4 +147,47 @@ int FakeScheduler::pending() const {
   return static_cast<int>(tasks_.size());
 }
 
+void RecordingObserver::OnResponse(table::v1::PlayResponse response) {
+  std::lock_guard<std::mutex> lock(mu);
+  responses.push_back(std::move(response));
+  cv.notify_all();
+}
+
+void RecordingObserver::OnEnd(absl::Status status, std::string owner_addr) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++ends;
+  end = status;
+  end_owner_addr = std::move(owner_addr);
+  cv.notify_all();
+}
+
+bool RecordingObserver::Wait(const std::function<bool()>& done) {
+  std::unique_lock<std::mutex> lock(mu);
+  return cv.wait_for(lock, absl::ToChronoMilliseconds(wait_), done);
+}
+
+bool RecordingObserver::WaitEnd() {
+  return Wait([this] { return end.has_value(); });
+}
+
+std::optional<table::v1::CommandResult> RecordingObserver::WaitResult(uint64_t id) {
+  std::optional<table::v1::CommandResult> out;
+  Wait([&] {
+    for (const auto& r : responses) {
+      if (r.has_result() && r.result().command_id() == id) out = r.result();
+    }
+    return out.has_value();
+  });
+  return out;
+}
+
+std::optional<table::v1::Opened> RecordingObserver::WaitOpened() {
+  std::optional<table::v1::Opened> out;
+  Wait([&] {
+    if (!responses.empty() && responses[0].has_opened()) out = responses[0].opened();
+    return out.has_value() || end.has_value();
+  });
+  return out;
+}
+
 }  // namespace courtpiece::gateway

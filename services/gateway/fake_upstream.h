@@ -1,13 +1,17 @@
 // In-memory fakes of upstream.h for unit tests: a dialer that records every stream opened
 // (the test plays the table: it pushes responses and ends streams by hand), an owner table,
-// and a scheduler driven by a FakeClock.
+// a scheduler driven by a FakeClock, and an observer that records what a real dialer's
+// stream delivered (for the dialers' own tests).
 // Thread-safety: safe from many threads; the tests drive them from one.
 #ifndef COURTPIECE_SERVICES_GATEWAY_FAKE_UPSTREAM_H_
 #define COURTPIECE_SERVICES_GATEWAY_FAKE_UPSTREAM_H_
 
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +99,32 @@ class FakeScheduler final : public Scheduler {
   mutable std::mutex mu_;
   TaskId next_id_ = 1;                                                         // mu_
   std::multimap<absl::Time, std::pair<TaskId, std::function<void()>>> tasks_;  // mu_
+};
+
+// Records a stream's responses and end; the Wait* helpers give up after `wait` (real time).
+class RecordingObserver final : public UpstreamObserver {
+ public:
+  explicit RecordingObserver(absl::Duration wait = absl::Seconds(10)) : wait_(wait) {}
+  void OnResponse(table::v1::PlayResponse response) override;
+  void OnEnd(absl::Status status, std::string owner_addr) override;
+
+  // Until `done` (called under mu) holds; false at the timeout.
+  bool Wait(const std::function<bool()>& done);
+  bool WaitEnd();
+  // The result of command `id`, or nothing at the timeout.
+  std::optional<table::v1::CommandResult> WaitResult(uint64_t id);
+  // The first response when it is `opened`; nothing when it is not, or the stream ended.
+  std::optional<table::v1::Opened> WaitOpened();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<table::v1::PlayResponse> responses;  // mu
+  std::optional<absl::Status> end;                 // mu
+  std::string end_owner_addr;                      // mu
+  int ends = 0;                                    // mu
+
+ private:
+  const absl::Duration wait_;
 };
 
 }  // namespace courtpiece::gateway

@@ -3,7 +3,6 @@
 #include <deque>
 #include <utility>
 
-#include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -45,7 +44,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   bool Send(PlayRequest request) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ended_ || broken_ || closing_ || no_more_starts_) return false;
+      if (ended_ || broken_ || closing_ || starts_.stopped()) return false;
       if (write_in_flight_) {
         if (static_cast<int>(queue_.size()) >= send_queue_max_) return false;
         queue_.push_back(std::move(request));
@@ -53,7 +52,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
       }
       write_in_flight_ = true;
       writing_ = std::move(request);
-      ++starting_;
+      starts_.Begin();
     }
     StartWrite(&writing_);
     EndStart();
@@ -71,11 +70,11 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   void Close() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ended_ || broken_ || closing_ || no_more_starts_) return;
+      if (ended_ || broken_ || closing_ || starts_.stopped()) return;
       closing_ = true;
       if (write_in_flight_) return;  // OnWriteDone half-closes after the queue
       write_in_flight_ = true;       // the writes-done is the last "write"
-      ++starting_;
+      starts_.Begin();
     }
     StartWritesDone();
     EndStart();
@@ -151,73 +150,37 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   bool write_in_flight_ = false;   // guarded by mu_
   bool broken_ = false;            // guarded by mu_
   bool ended_ = false;             // guarded by mu_
-  // The hold taken in Start(): starts from outside the reactions under way, whether more may
-  // come, whether the hold is gone. All guarded by mu_.
-  int starting_ = 0;
-  bool no_more_starts_ = false;
-  bool hold_released_ = false;
+  // The hold taken in Start() (upstream_channels.h). Guarded by mu_.
+  OutsideStarts starts_;
 
   // After a start from outside the reactions: the hold goes if it was the last one owed.
-  void EndStart() {
-    UpdateHold([this] { --starting_; });
-  }
+  void EndStart() { EndOutsideStart(*this, mu_, starts_); }
   // From a reaction that ends the writes or the stream: no start from outside after this.
-  void StopStarts() {
-    UpdateHold([this] { no_more_starts_ = true; });
-  }
-  // Applies `change` to the hold's state; removes the hold, once, when nothing may start.
-  template <typename Change>
-  void UpdateHold(Change change) {
-    bool release = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      change();
-      release = no_more_starts_ && starting_ == 0 && !hold_released_;
-      hold_released_ = hold_released_ || release;
-    }
-    if (release) RemoveHold();
-  }
+  void StopStarts() { StopOutsideStarts(*this, mu_, starts_); }
   bool closing_ = false;  // guarded by mu_: Close() was called
 };
 
 }  // namespace
 
 GrpcTableDialer::GrpcTableDialer(common::Metrics* metrics, GrpcTableDialerOptions options)
-    : metrics_(metrics), options_(options) {}
-
-std::shared_ptr<grpc::Channel> GrpcTableDialer::ChannelFor(const std::string& addr) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = channels_.find(addr);
-  if (it != channels_.end()) {
-    it->second.used = ++uses_;
-    return it->second.channel;
-  }
-  if (static_cast<int>(channels_.size()) >= options_.channels_max) {
-    auto oldest = channels_.begin();
-    for (auto c = channels_.begin(); c != channels_.end(); ++c) {
-      if (c->second.used < oldest->second.used) oldest = c;
-    }
-    channels_.erase(oldest);
-  }
-  std::shared_ptr<grpc::Channel> channel =
-      common::CreateGrpcChannel(addr, metrics_,
-                                {.max_receive_message_bytes = options_.message_bytes_max,
-                                 .max_send_message_bytes = options_.message_bytes_max});
-  channels_[addr] = Cached{.channel = channel, .used = ++uses_};
-  return channel;
-}
+    : options_(options), channels_(metrics, options.channels_max, options.message_bytes_max) {}
 
 int GrpcTableDialer::cached_channels() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(channels_.size());
+  return channels_.size();
 }
 
 std::shared_ptr<UpstreamStream> GrpcTableDialer::Open(const std::string& addr,
                                                       const std::string& player_id,
                                                       table::v1::OpenTable open,
                                                       std::shared_ptr<UpstreamObserver> observer) {
+  std::shared_ptr<grpc::Channel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    channel = channels_.For(addr);
+  }
   auto call =
-      std::make_shared<PlayCall>(ChannelFor(addr), std::move(observer), options_.send_queue_max);
+      std::make_shared<PlayCall>(std::move(channel), std::move(observer), options_.send_queue_max);
   call->Start(player_id, std::move(open));
   return call;
 }

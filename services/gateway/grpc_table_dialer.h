@@ -21,6 +21,7 @@
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
 #include "services/gateway/upstream.h"
+#include "services/gateway/upstream_channels.h"
 
 namespace courtpiece::gateway {
 
@@ -41,17 +42,9 @@ class GrpcTableDialer final : public TableDialer {
   int cached_channels() const;
 
  private:
-  std::shared_ptr<grpc::Channel> ChannelFor(const std::string& addr);
-
-  common::Metrics* const metrics_;
   const GrpcTableDialerOptions options_;
   mutable std::mutex mu_;
-  struct Cached {
-    std::shared_ptr<grpc::Channel> channel;
-    uint64_t used = 0;
-  };
-  std::map<std::string, Cached> channels_;  // guarded by mu_
-  uint64_t uses_ = 0;                       // guarded by mu_
+  ChannelCache channels_;  // guarded by mu_
 };
 
 }  // namespace courtpiece::gateway

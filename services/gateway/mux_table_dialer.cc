@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_status.h"
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -37,7 +36,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   // end (it owes a start), so that session always lands on a live stream.
   void Start() {
     self_ = shared_from_this();
-    starting_ = 1;
+    starts_.Begin();  // owed by the creator's first OpenSession
     stub_->async()->PlayMux(&context_, this);
     StartRead(&reading_);
     // Writes start from outside the reactions (Send, Open): the hold keeps OnDone (after
@@ -70,7 +69,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
       return false;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    if (ended_ || no_more_starts_) return false;
+    if (ended_ || starts_.stopped()) return false;
     auto it = sessions_.find(session);
     if (it == sessions_.end() || it->second.closing) return false;
     if (it->second.queued >= options_.send_queue_max ||
@@ -90,7 +89,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   // (Cancel) the session's queued commands.
   void CloseSession(uint64_t session, bool cancel) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (ended_ || no_more_starts_) return;
+    if (ended_ || starts_.stopped()) return;
     auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
     Entry& e = it->second;
@@ -114,7 +113,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
 
   bool ended() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return ended_ || no_more_starts_;
+    return ended_ || starts_.stopped();
   }
   int sessions() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -201,35 +200,19 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
 
   // With the lock held: starts the next write if none is in flight (releasing the lock).
   void StartWriteIfIdle(std::unique_lock<std::mutex>& lock) {
-    if (write_in_flight_ || queue_.empty() || ended_ || no_more_starts_) return;
+    if (write_in_flight_ || queue_.empty() || ended_ || !starts_.Begin()) return;
     write_in_flight_ = true;
     writing_ = std::move(queue_.front());
     queue_.pop_front();
-    ++starting_;
     lock.unlock();
     StartWrite(&writing_);
     EndStart();
   }
 
   // After a start from outside the reactions: the hold goes if it was the last one owed.
-  void EndStart() {
-    UpdateHold([this] { --starting_; });
-  }
+  void EndStart() { EndOutsideStart(*this, mu_, starts_); }
   // From a reaction that ends the stream: no start from outside after this.
-  void StopStarts() {
-    UpdateHold([this] { no_more_starts_ = true; });
-  }
-  template <typename Change>
-  void UpdateHold(Change change) {
-    bool release = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      change();
-      release = no_more_starts_ && starting_ == 0 && !hold_released_;
-      hold_released_ = hold_released_ || release;
-    }
-    if (release) RemoveHold();
-  }
+  void StopStarts() { StopOutsideStarts(*this, mu_, starts_); }
 
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   const MuxTableDialerOptions options_;
@@ -243,9 +226,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   std::deque<PlayMuxRequest> queue_;              // guarded by mu_
   bool write_in_flight_ = false;                  // guarded by mu_
   bool ended_ = false;                            // guarded by mu_: OnDone ran
-  int starting_ = 0;                              // guarded by mu_
-  bool no_more_starts_ = false;                   // guarded by mu_
-  bool hold_released_ = false;                    // guarded by mu_
+  OutsideStarts starts_;                          // guarded by mu_: the hold (Start)
 };
 
 namespace {
@@ -270,33 +251,11 @@ std::atomic<uint64_t> next_session{1};
 }  // namespace
 
 MuxTableDialer::MuxTableDialer(common::Metrics* metrics, MuxTableDialerOptions options)
-    : metrics_(metrics), options_(options) {}
+    : options_(options), channels_(metrics, options.channels_max, options.message_bytes_max) {}
 
 MuxTableDialer::~MuxTableDialer() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [addr, call] : calls_) call->Cancel();
-}
-
-std::shared_ptr<grpc::Channel> MuxTableDialer::ChannelForLocked(const std::string& addr) {
-  auto it = channels_.find(addr);
-  if (it != channels_.end()) {
-    it->second.used = ++uses_;
-    return it->second.channel;
-  }
-  if (static_cast<int>(channels_.size()) >= options_.channels_max) {
-    auto oldest = channels_.begin();
-    for (auto c = channels_.begin(); c != channels_.end(); ++c) {
-      if (c->second.used < oldest->second.used) oldest = c;
-    }
-    calls_.erase(oldest->first);  // the call keeps its channel while it lives
-    channels_.erase(oldest);
-  }
-  std::shared_ptr<grpc::Channel> channel =
-      common::CreateGrpcChannel(addr, metrics_,
-                                {.max_receive_message_bytes = options_.message_bytes_max,
-                                 .max_send_message_bytes = options_.message_bytes_max});
-  channels_[addr] = Cached{.channel = channel, .used = ++uses_};
-  return channel;
 }
 
 std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
@@ -305,7 +264,9 @@ std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
                                                      std::shared_ptr<UpstreamObserver> observer) {
   const uint64_t session = next_session.fetch_add(1);
   std::lock_guard<std::mutex> lock(mu_);
-  std::shared_ptr<grpc::Channel> channel = ChannelForLocked(addr);
+  std::string dropped;
+  std::shared_ptr<grpc::Channel> channel = channels_.For(addr, &dropped);
+  if (!dropped.empty()) calls_.erase(dropped);  // the call keeps its channel while it lives
   std::shared_ptr<Call>& call = calls_[addr];
   if (call != nullptr && call->OpenSession(session, player_id, open, observer, false)) {
     return std::make_shared<MuxSession>(call, session);

@@ -30,6 +30,7 @@
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
 #include "services/gateway/upstream.h"
+#include "services/gateway/upstream_channels.h"
 
 namespace courtpiece::gateway {
 
@@ -56,18 +57,10 @@ class MuxTableDialer final : public TableDialer {
   class Call;  // one PlayMux stream (mux_table_dialer.cc)
 
  private:
-  std::shared_ptr<grpc::Channel> ChannelForLocked(const std::string& addr);
-
-  common::Metrics* const metrics_;
   const MuxTableDialerOptions options_;
   mutable std::mutex mu_;
-  struct Cached {
-    std::shared_ptr<grpc::Channel> channel;
-    uint64_t used = 0;
-  };
-  std::map<std::string, Cached> channels_;              // guarded by mu_
+  ChannelCache channels_;                               // guarded by mu_
   std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_; by address
-  uint64_t uses_ = 0;                                   // guarded by mu_
 };
 
 }  // namespace courtpiece::gateway

@@ -18,6 +18,7 @@
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "services/gateway/fake_upstream.h"
 
 namespace courtpiece::gateway {
 namespace {
@@ -105,45 +106,7 @@ class ScriptedMux final : public pb::TableService::Service {
   std::vector<std::string> seen_;
 };
 
-class Observer final : public UpstreamObserver {
- public:
-  void OnResponse(pb::PlayResponse response) override {
-    std::lock_guard<std::mutex> lock(mu);
-    responses.push_back(std::move(response));
-    cv.notify_all();
-  }
-  void OnEnd(absl::Status status, std::string owner_addr) override {
-    std::lock_guard<std::mutex> lock(mu);
-    ++ends;
-    end = status;
-    end_owner = owner_addr;
-    cv.notify_all();
-  }
-  bool Wait(const std::function<bool()>& done) {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, kWait, done);
-  }
-  bool WaitEnd() {
-    return Wait([this] { return end.has_value(); });
-  }
-  std::optional<pb::CommandResult> WaitResult(uint64_t id) {
-    std::optional<pb::CommandResult> out;
-    Wait([&] {
-      for (const auto& r : responses) {
-        if (r.has_result() && r.result().command_id() == id) out = r.result();
-      }
-      return out.has_value();
-    });
-    return out;
-  }
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<pb::PlayResponse> responses;
-  std::optional<absl::Status> end;
-  std::string end_owner;
-  int ends = 0;
-};
+using Observer = RecordingObserver;
 
 pb::PlayRequest Command(uint64_t id, const std::string& type) {
   pb::PlayRequest r;
@@ -207,7 +170,7 @@ TEST_F(MuxTableDialerTest, SessionsShareOneStreamAndEachGetsItsOwnMessages) {
   ASSERT_TRUE(sa->Send(Command(2, "end_mine")));
   ASSERT_TRUE(a->WaitEnd());
   EXPECT_EQ(*a->end, absl::FailedPreconditionError("owned elsewhere"));
-  EXPECT_EQ(a->end_owner, "10.0.0.9:7002");
+  EXPECT_EQ(a->end_owner_addr, "10.0.0.9:7002");
   EXPECT_FALSE(sa->Send(Command(3, "move")));  // ended: refused
   ASSERT_TRUE(sb->Send(Command(2, "move")));
   ASSERT_TRUE(b->WaitResult(2).has_value());
@@ -300,7 +263,7 @@ TEST_F(MuxTableDialerTest, AStreamsDeathEndsEverySessionUnavailableAndTheNextOpe
   ASSERT_TRUE(b->WaitEnd());
   EXPECT_EQ(a->end->code(), absl::StatusCode::kUnavailable) << *a->end;
   EXPECT_EQ(b->end->code(), absl::StatusCode::kUnavailable) << *b->end;
-  EXPECT_EQ(a->end_owner, "");
+  EXPECT_EQ(a->end_owner_addr, "");
   EXPECT_FALSE(sb->Send(Command(2, "move")));
   EXPECT_EQ(dialer.live_streams(), 0);
   auto c = std::make_shared<Observer>();

@@ -25,6 +25,7 @@
 #include "courtpiece/wallet/v1/wallet.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "services/gateway/fake_upstream.h"
 #include "services/gateway/grpc_table_dialer.h"
 #include "services/gateway/mux_table_dialer.h"
 #include "services/gateway/play_session.h"
@@ -52,50 +53,6 @@ bool WaitUntil(std::mutex& mu, std::condition_variable& cv, absl::Duration timeo
   std::unique_lock<std::mutex> lock(mu);
   return cv.wait_for(lock, absl::ToChronoMilliseconds(timeout), done);
 }
-
-class RecordingObserver final : public UpstreamObserver {
- public:
-  void OnResponse(pb::PlayResponse response) override {
-    std::lock_guard<std::mutex> lock(mu);
-    responses.push_back(std::move(response));
-    cv.notify_all();
-  }
-  void OnEnd(absl::Status status, std::string owner_addr) override {
-    std::lock_guard<std::mutex> lock(mu);
-    ++ends;
-    end = status;
-    end_owner_addr = owner_addr;
-    cv.notify_all();
-  }
-  bool WaitEnd() {
-    return WaitUntil(mu, cv, kWait, [this] { return end.has_value(); });
-  }
-  std::optional<pb::CommandResult> WaitResult(uint64_t id) {
-    std::optional<pb::CommandResult> out;
-    WaitUntil(mu, cv, kWait, [&] {
-      for (const auto& r : responses) {
-        if (r.has_result() && r.result().command_id() == id) out = r.result();
-      }
-      return out.has_value();
-    });
-    return out;
-  }
-  std::optional<pb::Opened> WaitOpened() {
-    std::optional<pb::Opened> out;
-    WaitUntil(mu, cv, kWait, [&] {
-      if (!responses.empty() && responses[0].has_opened()) out = responses[0].opened();
-      return out.has_value() || end.has_value();
-    });
-    return out;
-  }
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<pb::PlayResponse> responses;
-  std::optional<absl::Status> end;
-  std::string end_owner_addr;
-  int ends = 0;
-};
 
 class RecordingSink final : public ClientSink {
  public:
