@@ -16,12 +16,16 @@ namespace courtpiece::gateway {
 
 using table::v1::PlayMuxRequest;
 using table::v1::PlayMuxResponse;
+using table::v1::SessionRequest;
+using table::v1::SessionResponse;
 using table::v1::PlayRequest;
 
 namespace {
 // The largest command a session sends (the table ends a session over it; over gRPC's bound
 // it would end the whole stream).
 constexpr size_t kCommandBytesMax = 16 * 1024;
+// A batch written at once: what waited, up to this many bytes (the table takes 64 KiB).
+constexpr size_t kBatchBytesMax = 32 * 1024;
 }  // namespace
 
 // One PlayMux stream. It keeps itself alive (self_) until OnDone; the dialer and the
@@ -49,7 +53,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   // ending, the session is taken and ends with it (OnDone).
   bool OpenSession(uint64_t session, const std::string& player, table::v1::OpenTable open,
                    std::shared_ptr<UpstreamObserver> observer, bool first) {
-    PlayMuxRequest request;
+    SessionRequest request;
     request.set_session(session);
     request.set_player(player);
     *request.mutable_open() = std::move(open);
@@ -76,7 +80,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
         static_cast<int>(queue_.size()) >= options_.stream_queue_max) {
       return false;
     }
-    PlayMuxRequest out;
+    SessionRequest out;
     out.set_session(session);
     *out.mutable_command() = std::move(*request.mutable_command());
     ++it->second.queued;
@@ -96,7 +100,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
     if (cancel && !e.cancelled) {
       e.cancelled = true;
       if (e.queued > 0) {
-        std::erase_if(queue_, [session](const PlayMuxRequest& r) {
+        std::erase_if(queue_, [session](const SessionRequest& r) {
           return r.session() == session && r.has_command();
         });
         e.queued = 0;
@@ -104,7 +108,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
     }
     if (e.closing) return;
     e.closing = true;
-    PlayMuxRequest close;
+    SessionRequest close;
     close.set_session(session);
     close.set_close(true);
     queue_.push_back(std::move(close));
@@ -126,11 +130,14 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
       std::unique_lock<std::mutex> lock(mu_);
       write_in_flight_ = false;
       if (ok) {
-        auto it = sessions_.find(writing_.session());
-        if (it != sessions_.end() && writing_.has_command() && it->second.queued > 0) {
-          --it->second.queued;
+        for (const SessionRequest& r : writing_.requests()) {
+          auto it = sessions_.find(r.session());
+          if (it != sessions_.end() && r.has_command() && it->second.queued > 0) {
+            --it->second.queued;
+          }
         }
-        StartWriteIfIdle(lock);  // the next one, if any
+        writing_.Clear();
+        StartWriteIfIdle(lock);  // the next batch, if any
         return;
       }
       queue_.clear();  // the stream is broken; OnDone tells why
@@ -143,30 +150,26 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
       StopStarts();
       return;
     }
-    std::shared_ptr<UpstreamObserver> observer;
-    bool end = false;
-    bool cancelled = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = sessions_.find(reading_.session());
-      if (it != sessions_.end()) {
+    // Each session's messages in order; the observer is never called under mu_.
+    for (SessionResponse& in : *reading_.mutable_responses()) {
+      std::shared_ptr<UpstreamObserver> observer;
+      bool cancelled = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = sessions_.find(in.session());
+        if (it == sessions_.end()) continue;
         observer = it->second.observer;
         cancelled = it->second.cancelled;
-        if (reading_.has_end()) {
-          end = true;
-          sessions_.erase(it);
-        }
+        if (in.has_end()) sessions_.erase(it);
       }
-    }
-    if (observer != nullptr) {
-      if (end) {
-        const table::v1::SessionEnd& e = reading_.end();
+      if (in.has_end()) {
+        const table::v1::SessionEnd& e = in.end();
         observer->OnEnd(cancelled
                             ? absl::CancelledError("cancelled by the gateway")
                             : absl::Status(static_cast<absl::StatusCode>(e.code()), e.message()),
                         e.owner_addr());
-      } else if (reading_.has_response()) {
-        observer->OnResponse(std::move(*reading_.mutable_response()));
+      } else if (in.has_response()) {
+        observer->OnResponse(std::move(*in.mutable_response()));
       }
     }
     reading_.Clear();
@@ -202,8 +205,15 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   void StartWriteIfIdle(std::unique_lock<std::mutex>& lock) {
     if (write_in_flight_ || queue_.empty() || ended_ || !starts_.Begin()) return;
     write_in_flight_ = true;
-    writing_ = std::move(queue_.front());
-    queue_.pop_front();
+    // Everything that waited, in order, up to kBatchBytesMax (one larger request alone).
+    size_t bytes = 0;
+    while (!queue_.empty()) {
+      const size_t next = queue_.front().ByteSizeLong();
+      if (writing_.requests_size() > 0 && bytes + next > kBatchBytesMax) break;
+      bytes += next;
+      *writing_.add_requests() = std::move(queue_.front());
+      queue_.pop_front();
+    }
     lock.unlock();
     StartWrite(&writing_);
     EndStart();
@@ -218,12 +228,12 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   const MuxTableDialerOptions options_;
   grpc::ClientContext context_;
   PlayMuxResponse reading_;  // owned by the read in flight
-  PlayMuxRequest writing_;   // owned by the write in flight
+  PlayMuxRequest writing_;   // owned by the write in flight: a batch
   std::shared_ptr<Call> self_;
 
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Entry> sessions_;  // guarded by mu_
-  std::deque<PlayMuxRequest> queue_;              // guarded by mu_
+  std::deque<SessionRequest> queue_;              // guarded by mu_: the next batches
   bool write_in_flight_ = false;                  // guarded by mu_
   bool ended_ = false;                            // guarded by mu_: OnDone ran
   OutsideStarts starts_;                          // guarded by mu_: the hold (Start)
@@ -255,7 +265,11 @@ MuxTableDialer::MuxTableDialer(common::Metrics* metrics, MuxTableDialerOptions o
 
 MuxTableDialer::~MuxTableDialer() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [addr, call] : calls_) call->Cancel();
+  for (auto& [addr, calls] : calls_) {
+    for (auto& call : calls) {
+      if (call != nullptr) call->Cancel();
+    }
+  }
 }
 
 std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
@@ -266,8 +280,10 @@ std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
   std::lock_guard<std::mutex> lock(mu_);
   std::string dropped;
   std::shared_ptr<grpc::Channel> channel = channels_.For(addr, &dropped);
-  if (!dropped.empty()) calls_.erase(dropped);  // the call keeps its channel while it lives
-  std::shared_ptr<Call>& call = calls_[addr];
+  if (!dropped.empty()) calls_.erase(dropped);  // the calls keep their channel while they live
+  std::vector<std::shared_ptr<Call>>& calls = calls_[addr];
+  calls.resize(options_.streams_per_instance);
+  std::shared_ptr<Call>& call = calls[session % calls.size()];
   if (call != nullptr && call->OpenSession(session, player_id, open, observer, false)) {
     return std::make_shared<MuxSession>(call, session);
   }
@@ -284,14 +300,18 @@ std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
 int MuxTableDialer::live_streams() const {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
-  for (const auto& [addr, call] : calls_) n += call != nullptr && !call->ended() ? 1 : 0;
+  for (const auto& [addr, calls] : calls_) {
+    for (const auto& call : calls) n += call != nullptr && !call->ended() ? 1 : 0;
+  }
   return n;
 }
 
 int MuxTableDialer::live_sessions() const {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
-  for (const auto& [addr, call] : calls_) n += call != nullptr ? call->sessions() : 0;
+  for (const auto& [addr, calls] : calls_) {
+    for (const auto& call : calls) n += call != nullptr ? call->sessions() : 0;
+  }
   return n;
 }
 

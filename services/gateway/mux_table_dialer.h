@@ -3,8 +3,8 @@
 // own (an upstream Play call was ~23 KiB of gRPC's memory per player; docs/gateway.md).
 //
 // Contract (beyond upstream.h):
-// - One PlayMux stream per instance address, opened by the first Open to it and replaced by
-//   the next Open after it ended. When it ends, every session on it ends UNAVAILABLE (the
+// - streams_per_instance PlayMux streams per instance address (default one), each opened by
+//   the first Open to it and replaced by the next Open after it ended. When it ends, every session on it ends UNAVAILABLE (the
 //   relay then resumes them by seq, as after an instance's death).
 // - Each session has at most send_queue_max requests waiting behind the stream's writes
 //   (Send answers false past it), and the stream at most stream_queue_max in all; an
@@ -12,8 +12,9 @@
 // - A session's end from the table is its OnEnd, with the table's code, message and owner
 //   address; after Cancel, OnEnd says CANCELLED (its queued requests are dropped and the
 //   table hears a close); after Close, the table's own end.
-// - Messages over message_bytes_max either way are refused by gRPC and end the whole
-//   stream; a command over 16 KiB is refused by Send (false) so that one player cannot.
+// - Requests go in batches (what waited while the previous write was in flight, in order,
+//   up to 32 KiB), one write in flight per stream. A command over 16 KiB is refused by Send
+//   (false): the table would end the session, and gRPC's bound the whole stream.
 // - The channel cache holds at most channels_max addresses (least recently used dropped;
 //   a live stream keeps its own channel).
 // Thread-safety: safe from many threads; `metrics` (may be null) must outlive the dialer and
@@ -26,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
@@ -36,9 +38,15 @@ namespace courtpiece::gateway {
 
 struct MuxTableDialerOptions {
   int channels_max = 256;
-  int message_bytes_max = 17 * 1024;  // the table's own bound (16 KiB and an envelope)
+  // gRPC's bound both ways: the table answers in batches of up to 64 KiB (one larger message
+  // alone); the dialer sends batches of up to 32 KiB (the table takes 64 KiB).
+  int message_bytes_max = 256 * 1024;
   int send_queue_max = 64;            // per session
   int stream_queue_max = 65'536;      // per PlayMux stream, every session's requests
+  // PlayMux streams per instance (a session goes on its id modulo this). Each is read by one
+  // gRPC thread at a time; more deliver responses in parallel, but 4 measured no better than
+  // 1 at 10,000 commands/s here (docs/gateway.md), so one.
+  int streams_per_instance = 1;
 };
 
 class MuxTableDialer final : public TableDialer {
@@ -60,7 +68,8 @@ class MuxTableDialer final : public TableDialer {
   const MuxTableDialerOptions options_;
   mutable std::mutex mu_;
   ChannelCache channels_;                               // guarded by mu_
-  std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_; by address
+  // By address, streams_per_instance each (a session's: its id modulo that).
+  std::map<std::string, std::vector<std::shared_ptr<Call>>> calls_;  // guarded by mu_
 };
 
 }  // namespace courtpiece::gateway

@@ -4,6 +4,7 @@
 // table instances: relay_table_e2e_test.)
 #include "services/gateway/mux_table_dialer.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -41,35 +42,43 @@ class ScriptedMux final : public pb::TableService::Service {
       ++streams_;
     }
     std::map<uint64_t, std::string> players;
-    pb::PlayMuxRequest in;
-    while (stream->Read(&in)) {
-      pb::PlayMuxResponse out;
-      out.set_session(in.session());
-      if (in.has_open()) {
-        players[in.session()] = in.player();
-        out.mutable_response()->mutable_opened()->set_seat(static_cast<int>(players.size()) - 1);
-        out.mutable_response()->mutable_opened()->mutable_table()->set_table_id(
-            in.open().table_id());
-      } else if (in.has_close()) {
-        out.mutable_end()->set_code(0);
-        Record("close " + players[in.session()]);
-      } else if (in.command().type() == "die") {
-        return grpc::Status(grpc::StatusCode::INTERNAL, "scripted death");
-      } else if (in.command().type() == "end_mine") {
-        out.mutable_end()->set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
-        out.mutable_end()->set_message("owned elsewhere");
-        out.mutable_end()->set_owner_addr("10.0.0.9:7002");
-      } else {
-        if (in.command().type() == "hold") {
-          std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [this] { return released_; });
+    pb::PlayMuxRequest batch;
+    while (stream->Read(&batch)) {
+      pb::PlayMuxResponse answers;  // one batch back per batch read
+      for (const pb::SessionRequest& in : batch.requests()) {
+        pb::SessionResponse& out = *answers.add_responses();
+        out.set_session(in.session());
+        if (in.has_open()) {
+          players[in.session()] = in.player();
+          out.mutable_response()->mutable_opened()->set_seat(static_cast<int>(players.size()) -
+                                                             1);
+          out.mutable_response()->mutable_opened()->mutable_table()->set_table_id(
+              in.open().table_id());
+        } else if (in.has_close()) {
+          out.mutable_end()->set_code(0);
+          Record("close " + players[in.session()]);
+        } else if (in.command().type() == "die") {
+          return grpc::Status(grpc::StatusCode::INTERNAL, "scripted death");
+        } else if (in.command().type() == "end_mine") {
+          out.mutable_end()->set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+          out.mutable_end()->set_message("owned elsewhere");
+          out.mutable_end()->set_owner_addr("10.0.0.9:7002");
+        } else {
+          if (in.command().type() == "hold") {
+            std::unique_lock<std::mutex> lock(mu_);
+            cv_.wait(lock, [this] { return released_; });
+          }
+          Record(in.command().type() + " " + players[in.session()]);
+          pb::CommandResult* r = out.mutable_response()->mutable_result();
+          r->set_command_id(in.command().command_id());
+          r->set_message(players[in.session()]);
         }
-        Record(in.command().type() + " " + players[in.session()]);
-        pb::CommandResult* r = out.mutable_response()->mutable_result();
-        r->set_command_id(in.command().command_id());
-        r->set_message(players[in.session()]);
       }
-      stream->Write(out);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        batches_ = std::max(batches_, batch.requests_size());
+      }
+      stream->Write(answers);
     }
     return grpc::Status::OK;
   }
@@ -82,6 +91,11 @@ class ScriptedMux final : public pb::TableService::Service {
   int streams() {
     std::lock_guard<std::mutex> lock(mu_);
     return streams_;
+  }
+  // The most requests one batch carried.
+  int largest_batch() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return batches_;
   }
   // What reached the server, in order ("<type> <player>").
   std::vector<std::string> seen() {
@@ -103,6 +117,7 @@ class ScriptedMux final : public pb::TableService::Service {
   std::condition_variable cv_;
   bool released_ = false;
   int streams_ = 0;
+  int batches_ = 0;
   std::vector<std::string> seen_;
 };
 
@@ -183,6 +198,27 @@ TEST_F(MuxTableDialerTest, SessionsShareOneStreamAndEachGetsItsOwnMessages) {
   EXPECT_EQ(b->ends, 1);
 }
 
+TEST_F(MuxTableDialerTest, SessionsSpreadOverStreamsPerInstance) {
+  MuxTableDialer dialer(nullptr, {.streams_per_instance = 2});
+  std::vector<std::shared_ptr<Observer>> seen;
+  std::vector<std::shared_ptr<UpstreamStream>> streams;
+  for (int i = 0; i < 4; ++i) {
+    seen.push_back(std::make_shared<Observer>());
+    streams.push_back(dialer.Open(addr, "p" + std::to_string(i), Open("t1"), seen.back()));
+  }
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(streams[i]->Send(Command(1, "move")));
+    std::optional<pb::CommandResult> r = seen[i]->WaitResult(1);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->message(), "p" + std::to_string(i));
+  }
+  EXPECT_EQ(dialer.live_streams(), 2);
+  EXPECT_EQ(dialer.live_sessions(), 4);
+  EXPECT_EQ(service.streams(), 2);
+  for (auto& s : streams) s->Cancel();
+  for (auto& o : seen) ASSERT_TRUE(o->WaitEnd());
+}
+
 TEST_F(MuxTableDialerTest, CloseSendsTheQueuedCommandsFirstAndCancelDropsThem) {
   MuxTableDialer dialer(nullptr);
   auto a = std::make_shared<Observer>();
@@ -213,6 +249,8 @@ TEST_F(MuxTableDialerTest, CloseSendsTheQueuedCommandsFirstAndCancelDropsThem) {
                                           "close pa"}));
   ASSERT_FALSE(pb.empty());
   EXPECT_EQ(pb.back(), "close pb");
+  // What waited behind the hold went in batches of more than one request.
+  EXPECT_GT(service.largest_batch(), 1);
   EXPECT_LE(pb.size(), 4u);
   EXPECT_EQ(a->ends, 1);
   EXPECT_EQ(b->ends, 1);

@@ -65,8 +65,9 @@ constexpr absl::Duration kDrain = absl::Seconds(10);
 constexpr absl::Duration kGaugeInterval = absl::Seconds(2);
 // Play messages are small (a command is tens of bytes): one over 16 KiB is refused by the
 // stream (or the PlayMux session) it came on (kPlayMessageBytesMax); gRPC refuses a message
-// over this, 1 KiB more for a PlayMux message's envelope, by ending its whole stream.
-constexpr int kReceiveMessageBytesMax = 17 * 1024;
+// over this, room for a PlayMux batch (the gateway sends at most 32 KiB), by ending its
+// whole stream.
+constexpr int kReceiveMessageBytesMax = 64 * 1024;
 // An instance id is a Redis key part and a registry member (the store's id rule).
 constexpr int kInstanceIdCharsMax = 64;
 

@@ -30,11 +30,15 @@ namespace {
 
 using table::v1::PlayMuxRequest;
 using table::v1::PlayMuxResponse;
+using table::v1::SessionRequest;
+using table::v1::SessionResponse;
 using table::v1::PlayResponse;
 using Steady = std::chrono::steady_clock;
 
 // Commands timed for the latency histogram at once, per stream (a Play stream times 64).
 constexpr size_t kTimedCommandsMax = 4096;
+// A batch written at once: what waited, up to this many bytes (one larger message alone).
+constexpr size_t kBatchBytesMax = 64 * 1024;
 
 class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxResponse> {
  public:
@@ -96,22 +100,24 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       for (uint64_t stream : ended) host_.StreamEnded(stream);
       return;
     }
-    const uint64_t session = request_.session();
-    switch (request_.msg_case()) {
-      case PlayMuxRequest::kOpen:
-        OpenSession(session);
-        break;
-      case PlayMuxRequest::kCommand:
-        CommandOf(session);
-        break;
-      case PlayMuxRequest::kClose:
-        EndByCaller(session, absl::OkStatus());
-        break;
-      case PlayMuxRequest::MSG_NOT_SET:
-        EndByCaller(session, absl::InvalidArgumentError("a session message needs open, "
-                                                        "command or close"));
-        break;
+    for (const SessionRequest& r : request_.requests()) {
+      switch (r.msg_case()) {
+        case SessionRequest::kOpen:
+          OpenSession(r);
+          break;
+        case SessionRequest::kCommand:
+          CommandOf(r);
+          break;
+        case SessionRequest::kClose:
+          EndByCaller(r.session(), absl::OkStatus());
+          break;
+        case SessionRequest::MSG_NOT_SET:
+          EndByCaller(r.session(), absl::InvalidArgumentError("a session message needs open, "
+                                                              "command or close"));
+          break;
+      }
     }
+    request_.Clear();
     {
       std::lock_guard<std::mutex> lock(core_->mu);
       if (cut_ || finished_) return;
@@ -130,16 +136,16 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       }
       return;
     }
-    const PlayMuxResponse& written = queue_.front();
-    auto it = sessions_.find(written.session());
-    if (it != sessions_.end()) {
+    for (const SessionResponse& written : writing_batch_.responses()) {
+      auto it = sessions_.find(written.session());
+      if (it == sessions_.end()) continue;
       if (written.has_end()) {
         sessions_.erase(it);
       } else {
         --it->second.queued;
       }
     }
-    queue_.pop_front();
+    writing_batch_.Clear();
     WriteNextLocked();
   }
 
@@ -170,13 +176,14 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     explicit Session(const StreamLimits& l) : bucket(l.commands_per_second, l.commands_burst) {}
   };
 
-  void OpenSession(uint64_t session) {
+  void OpenSession(const SessionRequest& r) {
+    const uint64_t session = r.session();
     if (session == 0) return;  // no session to answer: dropped, as for any unknown one
-    if (request_.ByteSizeLong() > kPlayMessageBytesMax + 256) {
+    if (r.ByteSizeLong() > kPlayMessageBytesMax + 256) {
       EndByCaller(session, absl::ResourceExhaustedError("a message over 16 KiB"));
       return;
     }
-    if (!ValidId(request_.player())) {
+    if (!ValidId(r.player())) {
       EndByCaller(session, absl::UnauthenticatedError(
                                "player: the gateway must name the player (1..64 chars of "
                                "[A-Za-z0-9_-])"));
@@ -204,7 +211,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     if (to_end != 0) host_.StreamEnded(to_end);
     if (sink == nullptr) return;
     // Not under the lock: Open may finish the sink at once (bad id, draining, overloaded).
-    const uint64_t stream = host_.Open(request_.player(), request_.open(), sink);
+    const uint64_t stream = host_.Open(r.player(), r.open(), sink);
     bool ended_meanwhile = true;  // also when its end was written already
     {
       std::lock_guard<std::mutex> lock(core_->mu);
@@ -217,7 +224,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     if (ended_meanwhile) host_.StreamEnded(stream);
   }
 
-  void CommandOf(uint64_t session) {
+  void CommandOf(const SessionRequest& r) {
+    const uint64_t session = r.session();
     uint64_t to_end = 0;
     uint64_t to_command = 0;
     {
@@ -225,8 +233,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       auto it = sessions_.find(session);
       if (it == sessions_.end() || it->second.ending || it->second.stream_id == 0) return;
       Session& s = it->second;
-      const uint64_t command_id = request_.command().command_id();
-      if (request_.command().ByteSizeLong() > kPlayMessageBytesMax) {
+      const uint64_t command_id = r.command().command_id();
+      if (r.command().ByteSizeLong() > kPlayMessageBytesMax) {
         to_end = EndSessionLocked(session, absl::ResourceExhaustedError("a message over 16 KiB"));
       } else if (!s.bucket.Take(Steady::now())) {
         PlayResponse out;
@@ -248,7 +256,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
         to_command = s.stream_id;
       }
     }
-    if (to_command != 0) host_.Command(to_command, request_.command());
+    if (to_command != 0) host_.Command(to_command, r.command());
     if (to_end != 0) host_.StreamEnded(to_end);
   }
 
@@ -283,7 +291,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       return true;  // every session ends with the stream (OnDone)
     }
     if (message.msg_case() == PlayResponse::kResult) ObserveLatencyLocked(session, message);
-    PlayMuxResponse& out = queue_.emplace_back();
+    SessionResponse& out = queue_.emplace_back();
     out.set_session(session);
     *out.mutable_response() = message;
     ++it->second.queued;
@@ -306,7 +314,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
 
   void QueueEndLocked(uint64_t session, const absl::Status& status) {
     if (cut_ || finished_) return;
-    PlayMuxResponse& out = queue_.emplace_back();
+    SessionResponse& out = queue_.emplace_back();
     out.set_session(session);
     table::v1::SessionEnd* end = out.mutable_end();
     end->set_code(static_cast<int32_t>(status.code()));
@@ -336,7 +344,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     if (cut_) return;
     cut_ = true;
     if (metrics_ != nullptr) metrics_->StreamCut("queue_full");
-    queue_.resize(writing_ ? 1 : 0);
+    queue_.clear();  // the batch in flight is writing_batch_
     if (!writing_ && !finished_) {
       finished_ = true;
       Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -353,8 +361,17 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       return;
     }
     if (!queue_.empty()) {
+      // Everything that waited, in order, up to kBatchBytesMax (one larger message alone).
+      size_t bytes = 0;
+      while (!queue_.empty()) {
+        const size_t next = queue_.front().ByteSizeLong();
+        if (writing_batch_.responses_size() > 0 && bytes + next > kBatchBytesMax) break;
+        bytes += next;
+        *writing_batch_.add_responses() = std::move(queue_.front());
+        queue_.pop_front();
+      }
       writing_ = true;
-      StartWrite(&queue_.front());
+      StartWrite(&writing_batch_);
       return;
     }
     if (closing_) {
@@ -370,7 +387,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
   PlayMuxRequest request_;  // owned by the read in flight
   // Guarded by core_->mu.
   std::unordered_map<uint64_t, Session> sessions_;
-  std::deque<PlayMuxResponse> queue_;
+  std::deque<SessionResponse> queue_;  // waiting for the next write
+  PlayMuxResponse writing_batch_;      // the write in flight
   std::map<std::pair<uint64_t, uint64_t>, Steady::time_point> started_;  // (session, command)
   bool writing_ = false;
   bool closing_ = false;   // the caller closed its side: finish once the queue is written

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
@@ -43,7 +44,7 @@ class ServerTest : public ::testing::Test {
     limits.refusals_before_cut = 5;
     service = std::make_unique<TableServiceImpl>(*host, table_metrics.get(), limits);
     server = *common::GrpcServer::Start(
-        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 17 * 1024}, {service.get()},
+        {.listen_address = "127.0.0.1:0", .max_receive_message_bytes = 64 * 1024}, {service.get()},
         *metrics);
     stub = pb::TableService::NewStub(common::CreateGrpcChannel(server->LoopbackAddress(), nullptr));
     pb::CreateTableRequest create;
@@ -96,7 +97,7 @@ class ServerTest : public ::testing::Test {
   struct Mux {
     std::unique_ptr<grpc::ClientContext> ctx = std::make_unique<grpc::ClientContext>();
     std::unique_ptr<grpc::ClientReaderWriter<pb::PlayMuxRequest, pb::PlayMuxResponse>> rw;
-    std::map<uint64_t, std::deque<pb::PlayMuxResponse>> read;
+    std::map<uint64_t, std::deque<pb::SessionResponse>> read;
   };
   std::unique_ptr<Mux> OpenMux() {
     auto m = std::make_unique<Mux>();
@@ -104,35 +105,47 @@ class ServerTest : public ::testing::Test {
     m->rw = stub->PlayMux(m->ctx.get());
     return m;
   }
-  static void MuxOpen(Mux& m, uint64_t session, const std::string& player,
-                      const std::string& table = "t1") {
-    pb::PlayMuxRequest r;
+  // Writes `requests` as one batch.
+  static void MuxWrite(Mux& m, std::vector<pb::SessionRequest> requests) {
+    pb::PlayMuxRequest batch;
+    for (pb::SessionRequest& r : requests) *batch.add_requests() = std::move(r);
+    ASSERT_TRUE(m.rw->Write(batch));
+  }
+  static pb::SessionRequest OpenOf(uint64_t session, const std::string& player,
+                                   const std::string& table = "t1") {
+    pb::SessionRequest r;
     r.set_session(session);
     r.set_player(player);
     r.mutable_open()->set_table_id(table);
-    ASSERT_TRUE(m.rw->Write(r));
+    return r;
+  }
+  static void MuxOpen(Mux& m, uint64_t session, const std::string& player,
+                      const std::string& table = "t1") {
+    MuxWrite(m, {OpenOf(session, player, table)});
   }
   void MuxCommand(Mux& m, uint64_t session, const pb::PlayRequest& command) {
-    pb::PlayMuxRequest r;
+    pb::SessionRequest r;
     r.set_session(session);
     *r.mutable_command() = command.command();
-    ASSERT_TRUE(m.rw->Write(r));
+    MuxWrite(m, {r});
   }
   // The next message of `session`, or nothing when the stream ended first.
-  static std::optional<pb::PlayMuxResponse> NextOf(Mux& m, uint64_t session) {
-    std::deque<pb::PlayMuxResponse>& mine = m.read[session];
+  static std::optional<pb::SessionResponse> NextOf(Mux& m, uint64_t session) {
+    std::deque<pb::SessionResponse>& mine = m.read[session];
     while (mine.empty()) {
-      pb::PlayMuxResponse in;
-      if (!m.rw->Read(&in)) return std::nullopt;
-      m.read[in.session()].push_back(std::move(in));
+      pb::PlayMuxResponse batch;
+      if (!m.rw->Read(&batch)) return std::nullopt;
+      for (pb::SessionResponse& in : *batch.mutable_responses()) {
+        m.read[in.session()].push_back(std::move(in));
+      }
     }
-    pb::PlayMuxResponse out = std::move(mine.front());
+    pb::SessionResponse out = std::move(mine.front());
     mine.pop_front();
     return out;
   }
   static std::optional<pb::CommandResult> MuxResultOf(Mux& m, uint64_t session,
                                                       uint64_t command_id) {
-    while (std::optional<pb::PlayMuxResponse> in = NextOf(m, session)) {
+    while (std::optional<pb::SessionResponse> in = NextOf(m, session)) {
       if (in->has_end()) return std::nullopt;
       if (in->response().has_result() && in->response().result().command_id() == command_id) {
         return in->response().result();
@@ -142,7 +155,7 @@ class ServerTest : public ::testing::Test {
   }
   // The session's end, skipping what comes before it.
   static std::optional<pb::SessionEnd> EndOf(Mux& m, uint64_t session) {
-    while (std::optional<pb::PlayMuxResponse> in = NextOf(m, session)) {
+    while (std::optional<pb::SessionResponse> in = NextOf(m, session)) {
       if (in->has_end()) return in->end();
     }
     return std::nullopt;
@@ -441,7 +454,7 @@ TEST_F(ServerTest, AStreamsVoiceSentIsRefused) {
 TEST_F(ServerTest, AMessageOver16KiBIsRefusedByTheStreamUnderGrpcsOwnBound) {
   Stream s = Open("a");
   pb::PlayRequest big = Command(1, "report");
-  big.mutable_command()->set_note_id(std::string(16 * 1024 + 100, 'x'));  // under 17 KiB
+  big.mutable_command()->set_note_id(std::string(16 * 1024 + 100, 'x'));  // under gRPC's 64
   s.rw->Write(big);
   pb::PlayResponse m;
   while (s.rw->Read(&m)) {
@@ -455,9 +468,8 @@ TEST_F(ServerTest, AMessageOver16KiBIsRefusedByTheStreamUnderGrpcsOwnBound) {
 
 TEST_F(ServerTest, TwoSessionsOfOneMuxPlayAsTwoStreams) {
   std::unique_ptr<Mux> m = OpenMux();
-  MuxOpen(*m, 1, "host");
-  MuxOpen(*m, 2, "a");
-  std::optional<pb::PlayMuxResponse> opened = NextOf(*m, 2);
+  MuxWrite(*m, {OpenOf(1, "host"), OpenOf(2, "a")});  // one batch, two sessions
+  std::optional<pb::SessionResponse> opened = NextOf(*m, 2);
   ASSERT_TRUE(opened.has_value());
   ASSERT_TRUE(opened->response().has_opened());
   EXPECT_EQ(opened->response().opened().seat(), -1);
@@ -471,7 +483,7 @@ TEST_F(ServerTest, TwoSessionsOfOneMuxPlayAsTwoStreams) {
   // The host's session sees the join.
   bool seen = false;
   while (!seen) {
-    std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1);
+    std::optional<pb::SessionResponse> in = NextOf(*m, 1);
     ASSERT_TRUE(in.has_value());
     seen = in->response().has_event() && in->response().event().type() == "seated" &&
            in->response().event().player() == "a";
@@ -483,10 +495,10 @@ TEST_F(ServerTest, TwoSessionsOfOneMuxPlayAsTwoStreams) {
   EXPECT_EQ(info.seats(2).player(), "a");
   EXPECT_TRUE(info.seats(2).connected());
   // close: the session ends OK and the table sees a disconnect; the other one carries on.
-  pb::PlayMuxRequest close;
+  pb::SessionRequest close;
   close.set_session(2);
   close.set_close(true);
-  ASSERT_TRUE(m->rw->Write(close));
+  MuxWrite(*m, {close});
   std::optional<pb::SessionEnd> end = EndOf(*m, 2);
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->code(), 0);
@@ -494,7 +506,7 @@ TEST_F(ServerTest, TwoSessionsOfOneMuxPlayAsTwoStreams) {
   EXPECT_TRUE(Info().seats(0).connected());
   bool away = false;  // and the host's session hears of it
   while (!away) {
-    std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1);
+    std::optional<pb::SessionResponse> in = NextOf(*m, 1);
     ASSERT_TRUE(in.has_value());
     away = in->response().has_event() && in->response().event().type() == "away" &&
            in->response().event().player() == "a";
@@ -513,13 +525,12 @@ TEST_F(ServerTest, ASessionEndsWithWhatAPlayStreamWouldBeFinishedWith) {
   MuxOpen(*m, 2, "a", "nope");
   MuxOpen(*m, 3, "a", "t9");
   MuxOpen(*m, 4, "a");
-  pb::PlayMuxRequest command_first;  // a command of a session never opened: dropped
+  pb::SessionRequest command_first;  // a command of a session never opened: dropped
   command_first.set_session(5);
   command_first.mutable_command()->set_type("join");
-  ASSERT_TRUE(m->rw->Write(command_first));
-  pb::PlayMuxRequest empty;  // neither open, command nor close
+  pb::SessionRequest empty;  // neither open, command nor close
   empty.set_session(6);
-  ASSERT_TRUE(m->rw->Write(empty));
+  MuxWrite(*m, {command_first, empty});
   std::optional<pb::SessionEnd> end = EndOf(*m, 1);
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -535,7 +546,7 @@ TEST_F(ServerTest, ASessionEndsWithWhatAPlayStreamWouldBeFinishedWith) {
   end = EndOf(*m, 6);
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->code(), grpc::StatusCode::INVALID_ARGUMENT);
-  std::optional<pb::PlayMuxResponse> opened = NextOf(*m, 4);
+  std::optional<pb::SessionResponse> opened = NextOf(*m, 4);
   ASSERT_TRUE(opened.has_value());
   EXPECT_TRUE(opened->response().has_opened());
   MuxOpen(*m, 4, "a");  // a second open of a live session
@@ -556,7 +567,7 @@ TEST_F(ServerTest, AFloodOrAnOversizedCommandEndsOnlyItsSession) {
   for (uint64_t i = 1; i <= 20; ++i) MuxCommand(*m, 1, Command(i, "start_now"));
   int exhausted = 0;
   std::optional<pb::SessionEnd> end;
-  while (std::optional<pb::PlayMuxResponse> in = NextOf(*m, 1)) {
+  while (std::optional<pb::SessionResponse> in = NextOf(*m, 1)) {
     if (in->has_end()) {
       end = in->end();
       break;

@@ -110,7 +110,7 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
   // False when the link is dead (the stream is then not opened).
   bool Open(uint64_t session, PlayStream* stream, const std::string& player,
             const tv::OpenTable& open) {
-    tv::PlayMuxRequest r;
+    tv::SessionRequest r;
     r.set_session(session);
     r.set_player(player);
     *r.mutable_open() = open;
@@ -121,14 +121,14 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
     return true;
   }
   void Send(uint64_t session, const tv::PlayRequest& request) {
-    tv::PlayMuxRequest r;
+    tv::SessionRequest r;
     r.set_session(session);
     *r.mutable_command() = request.command();
     std::unique_lock<std::mutex> lock(mu_);
     if (!dead_) Write(lock, std::move(r));
   }
   void Close(uint64_t session) {
-    tv::PlayMuxRequest r;
+    tv::SessionRequest r;
     r.set_session(session);
     r.set_close(true);
     std::unique_lock<std::mutex> lock(mu_);
@@ -142,17 +142,13 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
 
   void OnWriteDone(bool ok) override {
     std::unique_lock<std::mutex> lock(mu_);
-    out_.pop_front();
+    writing_ = false;
+    batch_.Clear();
     if (!ok) {
       out_.clear();
-      writing_ = false;
       return;
     }
-    if (out_.empty()) {
-      writing_ = false;
-    } else {
-      StartWrite(&out_.front());
-    }
+    WriteBatchLocked();
   }
   void OnReadDone(bool ok) override;
   void OnDone(const grpc::Status&) override;
@@ -160,12 +156,20 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
  private:
   // Under mu_: queues `r`, and starts it when no write is in flight. A start from outside
   // the reactions is safe while the hold is on, which Stop() (dead_) removes under mu_.
-  void Write(std::unique_lock<std::mutex>&, tv::PlayMuxRequest r) {
+  void Write(std::unique_lock<std::mutex>&, tv::SessionRequest r) {
     out_.push_back(std::move(r));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&out_.front());
+    WriteBatchLocked();
+  }
+  // Under mu_: what waited goes as one batch (as the gateway's dialer does).
+  void WriteBatchLocked() {
+    if (writing_ || out_.empty()) return;
+    // At most 512 (a few dozen bytes each: well under the table's 64 KiB).
+    while (!out_.empty() && batch_.requests_size() < 512) {
+      *batch_.add_requests() = std::move(out_.front());
+      out_.pop_front();
     }
+    writing_ = true;
+    StartWrite(&batch_);
   }
   void Stop() {
     {
@@ -180,7 +184,8 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
   tv::PlayMuxResponse in_;
   std::shared_ptr<MuxLink> self_;
   std::mutex mu_;
-  std::deque<tv::PlayMuxRequest> out_;              // mu_
+  std::deque<tv::SessionRequest> out_;             // mu_: waiting for the next write
+  tv::PlayMuxRequest batch_;                        // mu_: the write in flight
   bool writing_ = false;                           // mu_
   bool dead_ = false;                              // mu_
   std::unordered_map<uint64_t, PlayStream*> sessions_;  // mu_
@@ -293,21 +298,22 @@ void MuxLink::OnReadDone(bool ok) {
     Stop();  // OnDone follows
     return;
   }
-  PlayStream* stream = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(in_.session());
-    if (it != sessions_.end()) {
-      stream = it->second;
-      if (in_.has_end()) sessions_.erase(it);
+  for (const tv::SessionResponse& in : in_.responses()) {
+    PlayStream* stream = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sessions_.find(in.session());
+      if (it != sessions_.end()) {
+        stream = it->second;
+        if (in.has_end()) sessions_.erase(it);
+      }
     }
-  }
-  // Only this link's reactions end a session's stream, so `stream` is alive here.
-  if (stream != nullptr) {
-    if (in_.has_end()) {
-      stream->MuxEnded(in_.end().code());
+    // Only this link's reactions end a session's stream, so `stream` is alive here.
+    if (stream == nullptr) continue;
+    if (in.has_end()) {
+      stream->MuxEnded(in.end().code());
     } else {
-      stream->MuxMessage(in_.response());
+      stream->MuxMessage(in.response());
     }
   }
   StartRead(&in_);
