@@ -16,9 +16,9 @@ namespace courtpiece::gateway {
 
 using table::v1::PlayMuxRequest;
 using table::v1::PlayMuxResponse;
+using table::v1::PlayRequest;
 using table::v1::SessionRequest;
 using table::v1::SessionResponse;
-using table::v1::PlayRequest;
 
 namespace {
 // The largest command a session sends (the table ends a session over it; over gRPC's bound

@@ -4,8 +4,8 @@
 //
 // Contract (beyond upstream.h):
 // - streams_per_instance PlayMux streams per instance address (default one), each opened by
-//   the first Open to it and replaced by the next Open after it ended. When it ends, every session on it ends UNAVAILABLE (the
-//   relay then resumes them by seq, as after an instance's death).
+//   the first Open to it and replaced by the next Open after it ended. When it ends, every session
+//   on it ends UNAVAILABLE (the relay then resumes them by seq, as after an instance's death).
 // - Each session has at most send_queue_max requests waiting behind the stream's writes
 //   (Send answers false past it), and the stream at most stream_queue_max in all; an
 //   `open` or `close` is never refused (they are bounded by the sessions).

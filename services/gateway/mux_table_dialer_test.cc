@@ -50,8 +50,7 @@ class ScriptedMux final : public pb::TableService::Service {
         out.set_session(in.session());
         if (in.has_open()) {
           players[in.session()] = in.player();
-          out.mutable_response()->mutable_opened()->set_seat(static_cast<int>(players.size()) -
-                                                             1);
+          out.mutable_response()->mutable_opened()->set_seat(static_cast<int>(players.size()) - 1);
           out.mutable_response()->mutable_opened()->mutable_table()->set_table_id(
               in.open().table_id());
         } else if (in.has_close()) {

@@ -30,9 +30,9 @@ namespace {
 
 using table::v1::PlayMuxRequest;
 using table::v1::PlayMuxResponse;
+using table::v1::PlayResponse;
 using table::v1::SessionRequest;
 using table::v1::SessionResponse;
-using table::v1::PlayResponse;
 using Steady = std::chrono::steady_clock;
 
 // Commands timed for the latency histogram at once, per stream (a Play stream times 64).
