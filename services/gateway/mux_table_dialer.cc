@@ -1,5 +1,6 @@
 #include "services/gateway/mux_table_dialer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <deque>
@@ -282,7 +283,7 @@ std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
   std::shared_ptr<grpc::Channel> channel = channels_.For(addr, &dropped);
   if (!dropped.empty()) calls_.erase(dropped);  // the calls keep their channel while they live
   std::vector<std::shared_ptr<Call>>& calls = calls_[addr];
-  calls.resize(options_.streams_per_instance);
+  calls.resize(static_cast<size_t>(std::max(1, options_.streams_per_instance)));
   std::shared_ptr<Call>& call = calls[session % calls.size()];
   if (call != nullptr && call->OpenSession(session, player_id, open, observer, false)) {
     return std::make_shared<MuxSession>(call, session);
