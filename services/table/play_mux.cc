@@ -199,7 +199,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
         to_end =
             EndSessionLocked(session, absl::InvalidArgumentError("the session is open already"));
       } else if (static_cast<int>(sessions_.size()) >= limits_.mux_sessions_max) {
-        QueueEndLocked(session, absl::ResourceExhaustedError("too many sessions on this stream"));
+        QueueRefusalLocked(session,
+                           absl::ResourceExhaustedError("too many sessions on this stream"));
         return;
       } else {
         Session& s = sessions_.try_emplace(session, limits_).first->second;
@@ -268,7 +269,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       std::lock_guard<std::mutex> lock(core_->mu);
       auto it = sessions_.find(session);
       if (it == sessions_.end()) {
-        if (!status.ok()) QueueEndLocked(session, status);  // never opened: still answered
+        if (!status.ok()) QueueRefusalLocked(session, status);  // never opened: answered
         return;
       }
       if (it->second.ending) return;
@@ -310,6 +311,16 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     started_.erase(started_.lower_bound({session, 0}), started_.lower_bound({session + 1, 0}));
     QueueEndLocked(session, status);
     return s.stream_id;
+  }
+
+  // Under the lock: the `end` of a session that was never opened, within the stream's bound
+  // (a caller that floods such messages is cut, as one that does not read).
+  void QueueRefusalLocked(uint64_t session, const absl::Status& status) {
+    if (static_cast<int>(queue_.size()) >= limits_.mux_queue_max) {
+      CutLocked();
+      return;
+    }
+    QueueEndLocked(session, status);
   }
 
   void QueueEndLocked(uint64_t session, const absl::Status& status) {

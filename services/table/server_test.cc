@@ -620,6 +620,29 @@ TEST_F(ServerTest, TheEndOfTheMuxIsADisconnectForEverySession) {
   EXPECT_TRUE(SeatConnectedBecomes(2, false));
 }
 
+TEST_F(ServerTest, AnOpenPastTheSessionsBoundEndsOnlyThatSession) {
+  StreamLimits limits;
+  limits.mux_sessions_max = 2;
+  TableServiceImpl bounded(*host, table_metrics.get(), limits);
+  std::unique_ptr<common::GrpcServer> bounded_server =
+      *common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {&bounded}, *metrics);
+  auto bounded_stub =
+      pb::TableService::NewStub(common::CreateGrpcChannel(bounded_server->LoopbackAddress(), nullptr));
+  Mux m;
+  common::SetTimeout(*m.ctx, absl::Seconds(10));
+  m.rw = bounded_stub->PlayMux(m.ctx.get());
+  MuxWrite(m, {OpenOf(1, "host"), OpenOf(2, "a"), OpenOf(3, "b")});
+  std::optional<pb::SessionEnd> end = EndOf(m, 3);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(end->message(), "too many sessions on this stream");
+  std::optional<pb::SessionResponse> opened = NextOf(m, 2);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->response().has_opened());
+  m.ctx->TryCancel();
+  bounded_server->Shutdown(absl::Now() + absl::Seconds(2));
+}
+
 TEST_F(ServerTest, ListTablesNamesThisInstancesTables) {
   grpc::ClientContext ctx;
   pb::ListTablesResponse out;
