@@ -626,8 +626,8 @@ TEST_F(ServerTest, AnOpenPastTheSessionsBoundEndsOnlyThatSession) {
   TableServiceImpl bounded(*host, table_metrics.get(), limits);
   std::unique_ptr<common::GrpcServer> bounded_server =
       *common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {&bounded}, *metrics);
-  auto bounded_stub =
-      pb::TableService::NewStub(common::CreateGrpcChannel(bounded_server->LoopbackAddress(), nullptr));
+  auto bounded_stub = pb::TableService::NewStub(
+      common::CreateGrpcChannel(bounded_server->LoopbackAddress(), nullptr));
   Mux m;
   common::SetTimeout(*m.ctx, absl::Seconds(10));
   m.rw = bounded_stub->PlayMux(m.ctx.get());
