@@ -154,9 +154,9 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
   OutsideStarts starts_;
 
   // After a start from outside the reactions: the hold goes if it was the last one owed.
-  void EndStart() { EndOutsideStart(*this, mu_, starts_); }
+  void EndStart() { StepOutsideStarts(*this, mu_, starts_, &OutsideStarts::End); }
   // From a reaction that ends the writes or the stream: no start from outside after this.
-  void StopStarts() { StopOutsideStarts(*this, mu_, starts_); }
+  void StopStarts() { StepOutsideStarts(*this, mu_, starts_, &OutsideStarts::Stop); }
   bool closing_ = false;  // guarded by mu_: Close() was called
 };
 

@@ -151,26 +151,33 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
       StopStarts();
       return;
     }
-    // Each session's messages in order; the observer is never called under mu_.
-    for (SessionResponse& in : *reading_.mutable_responses()) {
+    // Each session's messages in order: who gets each is looked up under one lock for the
+    // batch; the observers are called after it, never under mu_.
+    struct Delivery {
       std::shared_ptr<UpstreamObserver> observer;
-      bool cancelled = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
+      bool cancelled;
+      SessionResponse* in;
+    };
+    std::vector<Delivery> deliveries;
+    deliveries.reserve(static_cast<size_t>(reading_.responses_size()));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (SessionResponse& in : *reading_.mutable_responses()) {
         auto it = sessions_.find(in.session());
         if (it == sessions_.end()) continue;
-        observer = it->second.observer;
-        cancelled = it->second.cancelled;
+        deliveries.push_back({it->second.observer, it->second.cancelled, &in});
         if (in.has_end()) sessions_.erase(it);
       }
-      if (in.has_end()) {
-        const table::v1::SessionEnd& e = in.end();
-        observer->OnEnd(cancelled
-                            ? absl::CancelledError("cancelled by the gateway")
-                            : absl::Status(static_cast<absl::StatusCode>(e.code()), e.message()),
-                        e.owner_addr());
-      } else if (in.has_response()) {
-        observer->OnResponse(std::move(*in.mutable_response()));
+    }
+    for (Delivery& d : deliveries) {
+      if (d.in->has_end()) {
+        const table::v1::SessionEnd& e = d.in->end();
+        d.observer->OnEnd(d.cancelled
+                              ? absl::CancelledError("cancelled by the gateway")
+                              : absl::Status(static_cast<absl::StatusCode>(e.code()), e.message()),
+                          e.owner_addr());
+      } else if (d.in->has_response()) {
+        d.observer->OnResponse(std::move(*d.in->mutable_response()));
       }
     }
     reading_.Clear();
@@ -221,9 +228,9 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   }
 
   // After a start from outside the reactions: the hold goes if it was the last one owed.
-  void EndStart() { EndOutsideStart(*this, mu_, starts_); }
+  void EndStart() { StepOutsideStarts(*this, mu_, starts_, &OutsideStarts::End); }
   // From a reaction that ends the stream: no start from outside after this.
-  void StopStarts() { StopOutsideStarts(*this, mu_, starts_); }
+  void StopStarts() { StepOutsideStarts(*this, mu_, starts_, &OutsideStarts::Stop); }
 
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   const MuxTableDialerOptions options_;

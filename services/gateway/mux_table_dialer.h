@@ -41,8 +41,8 @@ struct MuxTableDialerOptions {
   // gRPC's bound both ways: the table answers in batches of up to 64 KiB (one larger message
   // alone); the dialer sends batches of up to 32 KiB (the table takes 64 KiB).
   int message_bytes_max = 256 * 1024;
-  int send_queue_max = 64;            // per session
-  int stream_queue_max = 65'536;      // per PlayMux stream, every session's requests
+  int send_queue_max = 64;        // per session
+  int stream_queue_max = 65'536;  // per PlayMux stream, every session's requests
   // PlayMux streams per instance (a session goes on its id modulo this). Each is read by one
   // gRPC thread at a time; more deliver responses in parallel, but 4 measured no better than
   // 1 at 10,000 commands/s here (docs/gateway.md), so one.
@@ -67,7 +67,7 @@ class MuxTableDialer final : public TableDialer {
  private:
   const MuxTableDialerOptions options_;
   mutable std::mutex mu_;
-  ChannelCache channels_;                               // guarded by mu_
+  ChannelCache channels_;  // guarded by mu_
   // By address, streams_per_instance each (a session's: its id modulo that).
   std::map<std::string, std::vector<std::shared_ptr<Call>>> calls_;  // guarded by mu_
 };

@@ -244,8 +244,8 @@ TEST_F(MuxTableDialerTest, CloseSendsTheQueuedCommandsFirstAndCancelDropsThem) {
   for (const std::string& s : service.seen()) {
     (s.ends_with(" pa") ? pa : pb).push_back(s);
   }
-  EXPECT_EQ(pa, (std::vector<std::string>{"hold pa", "leave pa", "leave pa", "leave pa",
-                                          "close pa"}));
+  EXPECT_EQ(pa,
+            (std::vector<std::string>{"hold pa", "leave pa", "leave pa", "leave pa", "close pa"}));
   ASSERT_FALSE(pb.empty());
   EXPECT_EQ(pb.back(), "close pb");
   // What waited behind the hold went in batches of more than one request.

@@ -78,23 +78,15 @@ class OutsideStarts {
 };
 
 // The glue for a reactor (any gRPC client reactor) whose OutsideStarts `starts` is guarded
-// by `mu`: called without holding `mu`, each applies End() / Stop() under it and removes the
-// reactor's hold when that answered true.
+// by `mu`: called without holding `mu`, applies `step` (&OutsideStarts::End or ::Stop)
+// under it and removes the reactor's hold when that answered true.
 template <typename Reactor>
-void EndOutsideStart(Reactor& reactor, std::mutex& mu, OutsideStarts& starts) {
+void StepOutsideStarts(Reactor& reactor, std::mutex& mu, OutsideStarts& starts,
+                       bool (OutsideStarts::*step)()) {
   bool release = false;
   {
     std::lock_guard<std::mutex> lock(mu);
-    release = starts.End();
-  }
-  if (release) reactor.RemoveHold();
-}
-template <typename Reactor>
-void StopOutsideStarts(Reactor& reactor, std::mutex& mu, OutsideStarts& starts) {
-  bool release = false;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    release = starts.Stop();
+    release = (starts.*step)();
   }
   if (release) reactor.RemoveHold();
 }

@@ -89,7 +89,6 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       {
         std::lock_guard<std::mutex> lock(core_->mu);
         for (auto& [id, s] : sessions_) {
-          if (s.ending) continue;
           if (uint64_t stream = EndSessionLocked(id, absl::OkStatus()); stream != 0) {
             ended.push_back(stream);
           }
@@ -156,9 +155,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
       core_->reactor = nullptr;
       for (auto& [id, s] : sessions_) {
         if (s.ending) continue;
-        s.ending = true;
+        MarkEndingLocked(s);
         if (s.stream_id != 0) ended.push_back(s.stream_id);
-        Uncount(s);
       }
     }
     for (uint64_t stream : ended) host_.StreamEnded(stream);
@@ -169,8 +167,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
   struct Session {
     uint64_t stream_id = 0;  // the host's id once Open returned
     int queued = 0;          // its messages in queue_
-    bool ending = false;     // its `end` is queued (or the stream is done)
-    bool counted = false;    // in the open-streams gauge
+    bool ending = false;     // its `end` is queued (or the stream is done); until then it
+                             // counts in the open-streams gauge
     CommandBucket bucket;
     int refusals = 0;
     explicit Session(const StreamLimits& l) : bucket(l.commands_per_second, l.commands_burst) {}
@@ -203,8 +201,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
                            absl::ResourceExhaustedError("too many sessions on this stream"));
         return;
       } else {
-        Session& s = sessions_.try_emplace(session, limits_).first->second;
-        s.counted = true;
+        sessions_.try_emplace(session, limits_);
         if (metrics_ != nullptr) metrics_->StreamOpened(+1);
         sink = std::make_shared<Sink>(core_, session);
       }
@@ -306,8 +303,7 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     auto it = sessions_.find(session);
     if (it == sessions_.end() || it->second.ending) return 0;
     Session& s = it->second;
-    s.ending = true;
-    Uncount(s);
+    MarkEndingLocked(s);
     started_.erase(started_.lower_bound({session, 0}), started_.lower_bound({session + 1, 0}));
     QueueEndLocked(session, status);
     return s.stream_id;
@@ -335,9 +331,8 @@ class MuxReactor final : public grpc::ServerBidiReactor<PlayMuxRequest, PlayMuxR
     if (!writing_) WriteNextLocked();
   }
 
-  void Uncount(Session& s) {
-    if (!s.counted) return;
-    s.counted = false;
+  void MarkEndingLocked(Session& s) {
+    s.ending = true;
     if (metrics_ != nullptr) metrics_->StreamOpened(-1);
   }
 

@@ -7,9 +7,10 @@
 // refusals, the per-session queue bound (queue_max messages of that session waiting), the
 // 16 KiB bound of a command (RESOURCE_EXHAUSTED), and every status a Play stream ends with,
 // as the session's `end`. Messages of one session keep their order; those of different
-// sessions interleave. Bounds of the whole stream: sessions_max live sessions (an `open`
-// past it ends that session RESOURCE_EXHAUSTED) and stream_queue_max messages waiting in
-// all (past it the whole stream is cut RESOURCE_EXHAUSTED: the caller does not read).
+// sessions interleave. Bounds of the whole stream (StreamLimits): mux_sessions_max live
+// sessions (an `open` past it ends that session RESOURCE_EXHAUSTED) and mux_queue_max
+// messages waiting in all (past it the whole stream is cut RESOURCE_EXHAUSTED: the caller
+// does not read). Messages travel in batches of up to 64 KiB.
 // When the stream ends, however it ends, every live session is a disconnect for the table.
 // Thread-safety: gRPC drives the reactor; the host calls the sessions' sinks from workers.
 #ifndef COURTPIECE_SERVICES_TABLE_PLAY_MUX_H_

@@ -184,10 +184,10 @@ class MuxLink final : public grpc::ClientBidiReactor<tv::PlayMuxRequest, tv::Pla
   tv::PlayMuxResponse in_;
   std::shared_ptr<MuxLink> self_;
   std::mutex mu_;
-  std::deque<tv::SessionRequest> out_;             // mu_: waiting for the next write
-  tv::PlayMuxRequest batch_;                       // mu_: the write in flight
-  bool writing_ = false;                           // mu_
-  bool dead_ = false;                              // mu_
+  std::deque<tv::SessionRequest> out_;                  // mu_: waiting for the next write
+  tv::PlayMuxRequest batch_;                            // mu_: the write in flight
+  bool writing_ = false;                                // mu_
+  bool dead_ = false;                                   // mu_
   std::unordered_map<uint64_t, PlayStream*> sessions_;  // mu_
 };
 
