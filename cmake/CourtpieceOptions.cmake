@@ -86,7 +86,13 @@ endfunction()
 # the TU (a hit is found from the compiler's -MD list of headers, as in direct mode); that
 # run was 0.25-0.7 s of each miss (services/gateway/http_server.cc: 0.7 s of 15).
 # The sloppiness lets the TUs that include a precompiled header built moments earlier in
-# the same build be cached (CourtpiecePch.cmake).
+# the same build be cached (CourtpiecePch.cmake). A precompiled header holds the absolute
+# paths it was built at, so its bytes differ in every clone: the TUs that use one leave it
+# out of their hash (CCACHE_IGNOREHEADERS: the two PCH folders, as ccache sees them relative
+# to the build directory, where Ninja runs every compile) and hash what it is made of
+# instead: cmake/pch/*.h (CCACHE_EXTRAFILES, in every compile's hash) and the compiler and
+# flags (in every hash anyway). Left out: a third-party header that only the PCH includes,
+# changed in place by a package upgrade without a new compiler; delete the cache then.
 option(COURTPIECE_CCACHE "Compile through ccache when it is installed" ON)
 find_program(COURTPIECE_CCACHE_PROGRAM ccache)
 if(COURTPIECE_CCACHE AND COURTPIECE_CCACHE_PROGRAM)
@@ -100,6 +106,8 @@ if(COURTPIECE_CCACHE AND COURTPIECE_CCACHE_PROGRAM)
   set(courtpiece_launcher /usr/bin/env CCACHE_DIR=${courtpiece_ccache_dir}
     CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=8G CCACHE_DEPEND=1
     CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    CCACHE_IGNOREHEADERS=CMakeFiles/courtpiece_pch_cold.dir:CMakeFiles/courtpiece_pch_test.dir
+    CCACHE_EXTRAFILES=${CMAKE_SOURCE_DIR}/cmake/pch/cold_pch.h:${CMAKE_SOURCE_DIR}/cmake/pch/test_pch.h
     ${COURTPIECE_CCACHE_PROGRAM})
   set(CMAKE_C_COMPILER_LAUNCHER ${courtpiece_launcher})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${courtpiece_launcher})
