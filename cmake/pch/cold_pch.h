@@ -1,4 +1,4 @@
-// The precompiled header of the services, tools and generated code in GCC builds
+// The precompiled header of the services, tools and generated code in tests/run.sh's trees
 // (cmake/CourtpiecePch.cmake): the third-party headers most of them include. Only
 // third-party and standard headers: a change to our own headers must not rebuild it.
 #include <algorithm>

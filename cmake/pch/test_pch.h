@@ -1,4 +1,4 @@
-// The precompiled header of test code in GCC builds (cmake/CourtpiecePch.cmake): the
+// The precompiled header of test code in tests/run.sh's trees (cmake/CourtpiecePch.cmake): the
 // third-party headers most tests include.
 #include <algorithm>
 #include <atomic>
