@@ -22,8 +22,11 @@
 # build instead of silently compiling slower. -DCOURTPIECE_PCH=OFF (the default) builds
 # without them, which also shows whether each file includes what it uses.
 #
-# Off unless asked for: tests/run.sh turns it on in both its trees (the first tree's code at
-# -O1 and -O0, the sanitizer tree's at -O0 and -O1), which CI builds and tests. A plain -O2
+# Off unless asked for: tests/run.sh turns it on in its first tree (GCC; code at -O1, tests at
+# -O0), which CI builds and tests. Not in its sanitizer tree (clang): ccache hashes the bytes
+# of a clang PCH (passed as -include-pch), which hold the clone's path, so a fresh clone
+# missed there; a GCC PCH is reached through -include of a header and left out of the hash
+# (CCACHE_IGNOREHEADERS, CourtpieceOptions.cmake). A plain -O2
 # build with the PCH (deploy/local/up.sh's) met a GCC 12 false positive the same build
 # without it does not show (-Werror=array-bounds inside std::string's char_traits, in
 # libs/auth/src/keys.cc: the PCH changes what the optimizer inlines), so the binaries up.sh
