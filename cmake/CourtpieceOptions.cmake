@@ -52,7 +52,7 @@ endif()
 
 function(courtpiece_hot_code)
   foreach(target IN LISTS ARGN)
-    set_property(TARGET ${target} PROPERTY COURTPIECE_PCH_KIND none)  # its own flags
+    courtpiece_pch_kind(${target} none)  # its own flags (CourtpiecePch.cmake)
     if(courtpiece_build_type_opt)
       target_compile_options(${target} PRIVATE ${courtpiece_build_type_opt})
     endif()
@@ -71,7 +71,7 @@ function(courtpiece_warnings target)
   # Our own code: the cold precompiled header unless it said otherwise (CourtpiecePch.cmake).
   get_property(pch_kind TARGET ${target} PROPERTY COURTPIECE_PCH_KIND)
   if(NOT pch_kind)
-    set_property(TARGET ${target} PROPERTY COURTPIECE_PCH_KIND cold)
+    courtpiece_pch_kind(${target} cold)
   endif()
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -Wno-error=restrict -Wno-error=maybe-uninitialized)

@@ -69,14 +69,13 @@ function(courtpiece_apply_pch)
     return()
   endif()
   set(dir ${CMAKE_SOURCE_DIR}/cmake/pch)
+  set(deps gRPC::grpc++ protobuf::libprotobuf absl::status absl::statusor absl::strings
+    absl::time Threads::Threads)
   add_library(courtpiece_pch_cold OBJECT ${dir}/pch_owner.cc)
-  target_link_libraries(courtpiece_pch_cold PRIVATE gRPC::grpc++ protobuf::libprotobuf
-    absl::status absl::statusor absl::strings absl::time Threads::Threads)
+  target_link_libraries(courtpiece_pch_cold PRIVATE ${deps})
   target_precompile_headers(courtpiece_pch_cold PRIVATE ${dir}/cold_pch.h)
   add_library(courtpiece_pch_test OBJECT ${dir}/pch_owner.cc)
-  target_link_libraries(courtpiece_pch_test PRIVATE gRPC::grpc++ protobuf::libprotobuf
-    absl::status absl::statusor absl::strings absl::time Threads::Threads GTest::gmock
-    GTest::gtest)
+  target_link_libraries(courtpiece_pch_test PRIVATE ${deps} GTest::gmock GTest::gtest)
   courtpiece_test_code(courtpiece_pch_test)
   target_precompile_headers(courtpiece_pch_test PRIVATE ${dir}/test_pch.h)
   courtpiece_pch_kind(courtpiece_pch_cold owner)

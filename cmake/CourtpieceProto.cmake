@@ -37,5 +37,5 @@ function(courtpiece_proto_library name)
   add_library(${name} STATIC ${srcs} ${hdrs})
   target_include_directories(${name} PUBLIC ${COURTPIECE_PROTO_OUT})
   target_link_libraries(${name} PUBLIC protobuf::libprotobuf gRPC::grpc++ ${ARG_DEPS})
-  set_property(TARGET ${name} PROPERTY COURTPIECE_PCH_KIND cold)  # CourtpiecePch.cmake
+  courtpiece_pch_kind(${name} cold)  # CourtpiecePch.cmake
 endfunction()

@@ -86,7 +86,7 @@ endfunction()
 function(courtpiece_test_code target)
   get_property(pch_kind TARGET ${target} PROPERTY COURTPIECE_PCH_KIND)
   if(NOT pch_kind STREQUAL "none")
-    set_property(TARGET ${target} PROPERTY COURTPIECE_PCH_KIND test)  # CourtpiecePch.cmake
+    courtpiece_pch_kind(${target} test)  # CourtpiecePch.cmake
   endif()
   if(COURTPIECE_TEST_CODE_FLAGS STREQUAL "AUTO")
     target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O0>)
