@@ -1,9 +1,12 @@
 #include "services/gateway/play_session.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -99,18 +102,27 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
   }
 
   void OnClientGone() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     gone_ = true;
+    gone_now_.store(true, std::memory_order_release);
     outbox_.clear();
-    if (state_ == State::kDone) return;
-    state_ = State::kDone;
-    // The commands already sent still reach the table (a `leave` sent just before the
-    // client closed must be a leave, not a disconnect); then the stream ends from here.
-    std::shared_ptr<UpstreamStream> closing = std::move(stream_);  // leaves stream_ null
-    StopUpstreamLocked();
-    if (closing != nullptr) {
-      closing->Close();
-      deps_.scheduler.After(options_.upstream_close_grace, [closing] { closing->Cancel(); });
+    if (state_ != State::kDone) {
+      state_ = State::kDone;
+      // The commands already sent still reach the table (a `leave` sent just before the
+      // client closed must be a leave, not a disconnect); then the stream ends from here.
+      std::shared_ptr<UpstreamStream> closing = std::move(stream_);  // leaves stream_ null
+      StopUpstreamLocked();
+      if (closing != nullptr) {
+        closing->Close();
+        deps_.scheduler.After(options_.upstream_close_grace, [closing] { closing->Cancel(); });
+      }
+    }
+    // Once this returns the sink is not called and the deps are not used (the front may free
+    // them). A drain on another thread (an upstream callback) may be handing a message to the
+    // sink right now: wait for it; it stops after that message. A drain on this thread (the
+    // sink called back into the session) stops when the sink returns.
+    if (draining_ && drainer_ != std::this_thread::get_id()) {
+      drained_.wait(lock, [this] { return !draining_; });
     }
   }
 
@@ -429,6 +441,7 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
       return;
     }
     draining_ = true;
+    drainer_ = std::this_thread::get_id();
     while (!gone_ && (!outbox_.empty() || finish_.has_value())) {
       std::deque<client::v1::PlayResponse> batch;
       batch.swap(outbox_);
@@ -436,13 +449,18 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
       if (batch.empty()) finish.swap(finish_);  // Finish goes after every message before it
       lock.unlock();
       for (client::v1::PlayResponse& m : batch) {
+        if (gone_now_.load(std::memory_order_acquire)) break;
         sink_->Send(std::move(m));
         deps_.metrics.MessageOut(options_.kind);
       }
-      if (finish.has_value()) sink_->Finish(*finish);
+      if (finish.has_value() && !gone_now_.load(std::memory_order_acquire)) {
+        sink_->Finish(*finish);
+      }
       lock.lock();
     }
     draining_ = false;
+    drainer_ = std::thread::id();
+    drained_.notify_all();
     lock.unlock();
   }
 
@@ -472,7 +490,10 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
   std::deque<client::v1::PlayResponse> outbox_;  // guarded by mu_
   std::optional<absl::Status> finish_;           // guarded by mu_
   bool draining_ = false;                        // guarded by mu_
+  std::thread::id drainer_;                      // guarded by mu_: who drains, while draining_
+  std::condition_variable drained_;              // draining_ went false
   bool gone_ = false;                            // guarded by mu_
+  std::atomic<bool> gone_now_{false};            // gone_, read by the drain without mu_
 };
 
 }  // namespace

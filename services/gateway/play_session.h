@@ -20,8 +20,12 @@
 // - Commands pass a token bucket (commands_per_second, commands_burst): past it a command is
 //   answered CommandResult{8} without reaching the table; the command_refusals_max-th refusal
 //   ends the stream RESOURCE_EXHAUSTED.
-// - OnClientGone cancels the upstream stream and any pending retry; the sink is not called
-//   after it returned.
+// - OnClientGone cancels the upstream stream and any pending retry; the sink is not called,
+//   and the deps are not used, after it returned (it waits for a message another thread is
+//   handing to the sink at that moment; a sink that calls it from inside Send is not waited
+//   for). Upstream callbacks may still hold the session for a moment after that; they do
+//   nothing. The one exception is an owner lookup already running on deps.scheduler, which
+//   the scheduler's destructor waits for: destroy the scheduler before the owner lookup.
 // Thread-safety: one mutex per session; the sink is called without it (an outbox drained by
 // one thread at a time, in order), so a sink may call back into the session. Upstream
 // callbacks hold only a weak_ptr to the session and a generation number, so late callbacks of
@@ -66,7 +70,8 @@ struct PlayDeps {
   common::Logger* log = nullptr;  // resumes are logged at info when set
 };
 
-// One per front (the metrics kind); the deps are shared and must outlive it and its sessions.
+// One per front (the metrics kind); the deps are shared and must outlive it and every session
+// not yet told OnClientGone.
 class PlaySessionService final : public PlayService {
  public:
   PlaySessionService(PlayDeps deps, PlaySessionOptions options)
