@@ -1,10 +1,13 @@
 #include "services/gateway/play_session.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -492,6 +495,73 @@ TEST_F(PlaySessionTest, SinkThatCallsBackIntoTheSessionDoesNotDeadlock) {
   call.Respond(Event(2, "e2"));
   EXPECT_EQ(sink->sends, 2);
   EXPECT_TRUE(call.stream->closed());
+}
+
+// An upstream callback may be handing a message to the sink when the client goes (another
+// thread): OnClientGone returns only after that Send returned and was counted, and nothing
+// reaches the sink or the metrics after it, so the front may free both once it returned.
+TEST_F(PlaySessionTest, ClientGoneWaitsForASendUnderWayOnAnotherThreadAndStopsTheDrain) {
+  class BlockingSink final : public ClientSink {
+   public:
+    bool Send(client::v1::PlayResponse message) override {
+      std::unique_lock<std::mutex> lock(mu);
+      sent.push_back(message.event().seq());
+      if (message.event().seq() == 1) {
+        in_send = true;
+        cv.notify_all();
+        cv.wait(lock, [this] { return released; });
+      }
+      ++returned;
+      return true;
+    }
+    void Finish(const absl::Status&) override { ++finishes; }
+    std::mutex mu;
+    std::condition_variable cv;
+    bool in_send = false;
+    bool released = false;
+    std::vector<uint64_t> sent;  // event seqs (0: not an event), as each Send began
+    int returned = 0;            // Sends that returned
+    int finishes = 0;
+  };
+  auto sink = std::make_shared<BlockingSink>();
+  conn_ = service_.Connect("p1", "peer", sink);
+  conn_->OnClientMessage(OpenMsg("t-1"));
+  scheduler_.RunDue();
+  const FakeCall call = dialer_.last();
+  call.Respond(Opened(1, false, 0));
+  std::thread upstream([&] { call.Respond(Event(1, "e1")); });  // blocks in the sink
+  {
+    std::unique_lock<std::mutex> lock(sink->mu);
+    ASSERT_TRUE(sink->cv.wait_for(lock, std::chrono::seconds(10), [&] { return sink->in_send; }));
+  }
+  call.Respond(Event(2, "e2"));  // queued behind the drain under way
+  int begun_at_return = -1, returned_at_return = -1, counted_at_return = -1;
+  std::thread front([&] {
+    conn_->OnClientGone();
+    std::lock_guard<std::mutex> lock(sink->mu);
+    begun_at_return = static_cast<int>(sink->sent.size());
+    returned_at_return = sink->returned;
+    counted_at_return = metrics_.out["websocket"];
+  });
+  // Give the front time to be inside OnClientGone while e1's Send is blocked (without the
+  // wait it would return now); the assertions below hold however the threads interleave.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    sink->released = true;
+    sink->cv.notify_all();
+  }
+  front.join();
+  upstream.join();
+  EXPECT_EQ(begun_at_return, returned_at_return);  // no Send under way when it returned
+  EXPECT_EQ(counted_at_return, returned_at_return);
+  call.Respond(Event(3, "e3"));
+  call.End(absl::UnavailableError("gone"));
+  std::lock_guard<std::mutex> lock(sink->mu);
+  EXPECT_EQ(static_cast<int>(sink->sent.size()), begun_at_return);  // nothing after the return
+  EXPECT_EQ(sink->sent, (std::vector<uint64_t>{0, 1}));             // e2 waited behind e1: dropped
+  EXPECT_EQ(sink->finishes, 0);
+  EXPECT_EQ(metrics_.out["websocket"], 2);
 }
 
 }  // namespace
