@@ -103,8 +103,7 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
 
   void OnClientGone() override {
     std::unique_lock<std::mutex> lock(mu_);
-    gone_ = true;
-    gone_now_.store(true, std::memory_order_release);
+    gone_.store(true, std::memory_order_release);
     outbox_.clear();
     if (state_ != State::kDone) {
       state_ = State::kDone;
@@ -121,8 +120,8 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     // them). A drain on another thread (an upstream callback) may be handing a message to the
     // sink right now: wait for it; it stops after that message. A drain on this thread (the
     // sink called back into the session) stops when the sink returns.
-    if (draining_ && drainer_ != std::this_thread::get_id()) {
-      drained_.wait(lock, [this] { return !draining_; });
+    if (drainer_ != std::thread::id() && drainer_ != std::this_thread::get_id()) {
+      drained_.wait(lock, [this] { return drainer_ == std::thread::id(); });
     }
   }
 
@@ -436,11 +435,10 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
 
   // Sends the outbox without the lock, in order, one drainer at a time; leaves unlocked.
   void Drain(std::unique_lock<std::mutex>& lock) {
-    if (draining_) {
+    if (drainer_ != std::thread::id()) {
       lock.unlock();
       return;
     }
-    draining_ = true;
     drainer_ = std::this_thread::get_id();
     while (!gone_ && (!outbox_.empty() || finish_.has_value())) {
       std::deque<client::v1::PlayResponse> batch;
@@ -449,16 +447,15 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
       if (batch.empty()) finish.swap(finish_);  // Finish goes after every message before it
       lock.unlock();
       for (client::v1::PlayResponse& m : batch) {
-        if (gone_now_.load(std::memory_order_acquire)) break;
+        if (gone_.load(std::memory_order_acquire)) break;
         sink_->Send(std::move(m));
         deps_.metrics.MessageOut(options_.kind);
       }
-      if (finish.has_value() && !gone_now_.load(std::memory_order_acquire)) {
+      if (finish.has_value() && !gone_.load(std::memory_order_acquire)) {
         sink_->Finish(*finish);
       }
       lock.lock();
     }
-    draining_ = false;
     drainer_ = std::thread::id();
     drained_.notify_all();
     lock.unlock();
@@ -489,11 +486,10 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
   int refusals_ = 0;                             // guarded by mu_
   std::deque<client::v1::PlayResponse> outbox_;  // guarded by mu_
   std::optional<absl::Status> finish_;           // guarded by mu_
-  bool draining_ = false;                        // guarded by mu_
-  std::thread::id drainer_;                      // guarded by mu_: who drains, while draining_
-  std::condition_variable drained_;              // draining_ went false
-  bool gone_ = false;                            // guarded by mu_
-  std::atomic<bool> gone_now_{false};            // gone_, read by the drain without mu_
+  std::thread::id drainer_;          // guarded by mu_: who drains the outbox; id() when none does
+  std::condition_variable drained_;  // drainer_ went back to id()
+  // Set once, under mu_; the drain also reads it without mu_ between two messages.
+  std::atomic<bool> gone_{false};
 };
 
 }  // namespace

@@ -543,9 +543,13 @@ TEST_F(PlaySessionTest, ClientGoneWaitsForASendUnderWayOnAnotherThreadAndStopsTh
     returned_at_return = sink->returned;
     counted_at_return = metrics_.out["websocket"];
   });
-  // Give the front time to be inside OnClientGone while e1's Send is blocked (without the
-  // wait it would return now); the assertions below hold however the threads interleave.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Release e1's Send only once the front is inside OnClientGone: it closes the upstream
+  // stream there, under the session's lock, after marking the client gone (without the wait
+  // it would return now, with e1's Send still blocked).
+  for (int i = 0; i < 10'000 && !call.stream->closed(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(call.stream->closed());  // (not ASSERT: the threads must still be joined)
   {
     std::lock_guard<std::mutex> lock(sink->mu);
     sink->released = true;
