@@ -52,6 +52,8 @@ ABSL_FLAG(std::string, log_dir, "/tmp", "where the instances' logs go");
 ABSL_FLAG(int, instances, 1, "table instances to start (failover: 2 or 3)");
 ABSL_FLAG(std::string, steps, "500,1000,2000,5000", "load: live tables per phase, growing");
 ABSL_FLAG(int, phase_seconds, 30, "load: measured seconds per phase");
+ABSL_FLAG(bool, each_second, false,
+          "load: also print the latency of every second of a phase (waves, drift)");
 ABSL_FLAG(int, warmup_seconds, 12, "after tables are added: count-in (7 s) and the stake");
 ABSL_FLAG(double, rate, 1.0, "actions per second per table");
 ABSL_FLAG(double, p99_goal_ms, 50, "load: the largest step whose p99 is under this is named");
@@ -151,6 +153,8 @@ struct Reading {
   double snapshot_writes = 0, snapshot_bytes = 0, live_tables = 0, commands = 0;
   int64_t rss_bytes = 0;
   int64_t redis_commands = 0, redis_evalsha = 0;
+  // CPU seconds used so far by the instances (summed), this tool and the Redis server.
+  double cpu_instances_s = 0, cpu_tool_s = 0, cpu_redis_s = 0;
   std::map<std::string, double> bot_moves{{"searched", 0}, {"late", 0}, {"pool_full", 0}};
   double bot_jobs_expired = 0;
 };
@@ -186,8 +190,15 @@ Reading Read(const std::vector<Instance>& instances, storage::RedisClient* redis
     }
     absl::StatusOr<int64_t> rss = ReadRssBytes(in.pid);
     if (rss.ok()) r.rss_bytes += *rss;
+    absl::StatusOr<double> cpu = ReadCpuSeconds(in.pid);
+    if (cpu.ok()) r.cpu_instances_s += *cpu;
   }
+  r.cpu_tool_s = ReadCpuSeconds(0).value_or(0);
   if (redis != nullptr) {
+    absl::StatusOr<storage::RedisReply> server = redis->Command({"INFO", "server"});
+    // Only a Redis on this machine has its CPU in /proc (process_id is the server's pid).
+    const int64_t redis_pid = server.ok() ? InfoField(server->str, "process_id:") : 0;
+    if (redis_pid > 0) r.cpu_redis_s = ReadCpuSeconds(static_cast<int>(redis_pid)).value_or(0);
     absl::StatusOr<storage::RedisReply> stats = redis->Command({"INFO", "stats"});
     if (stats.ok()) r.redis_commands = InfoField(stats->str, "total_commands_processed:");
     absl::StatusOr<storage::RedisReply> cs = redis->Command({"INFO", "commandstats"});
@@ -239,12 +250,24 @@ PhaseResult Measure(LoadClient& client, const std::vector<Instance>& instances,
   const int64_t none0 = st.no_candidate.load();
   const Reading before = Read(instances, redis);
   const Clock::time_point start = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  // Second by second: the samples of each second are summarised (when asked) and kept.
+  std::vector<int64_t> all;
+  for (int i = 0; i < seconds; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::vector<int64_t> second = st.command_latency.TakeRaw();
+    if (absl::GetFlag(FLAGS_each_second)) {
+      const Samples::Summary s = Summarize(second);
+      std::cout << absl::StrFormat("  second %d: n=%d p50=%.2fms p99=%.2fms max=%.2fms\n", i + 1,
+                                   s.count, s.p50_ms, s.p99_ms, s.max_ms)
+                << std::flush;
+    }
+    all.insert(all.end(), second.begin(), second.end());
+  }
   const double elapsed = Seconds(Clock::now() - start);
   const Reading after = Read(instances, redis);
   PhaseResult out;
   out.tables = client.ready();
-  out.latency = st.command_latency.Take();
+  out.latency = Summarize(std::move(all));
   const int64_t actions = st.actions.load() - actions0;
   out.actions_per_s = static_cast<double>(actions) / elapsed;
   const double writes = after.snapshot_writes - before.snapshot_writes;
@@ -280,6 +303,15 @@ PhaseResult Measure(LoadClient& client, const std::vector<Instance>& instances,
                    after.bot_moves.at("late") - before.bot_moves.at("late"),
                    after.bot_moves.at("pool_full") - before.bot_moves.at("pool_full"),
                    after.bot_jobs_expired - before.bot_jobs_expired)
+            << absl::StrFormat(
+                   "  cpu (%% of one core) instances=%.1f tool=%.1f redis=%.1f | per action: "
+                   "instances=%.3fms tool=%.3fms redis=%.3fms\n",
+                   100 * (after.cpu_instances_s - before.cpu_instances_s) / elapsed,
+                   100 * (after.cpu_tool_s - before.cpu_tool_s) / elapsed,
+                   100 * (after.cpu_redis_s - before.cpu_redis_s) / elapsed,
+                   1000 * (after.cpu_instances_s - before.cpu_instances_s) * per_action,
+                   1000 * (after.cpu_tool_s - before.cpu_tool_s) * per_action,
+                   1000 * (after.cpu_redis_s - before.cpu_redis_s) * per_action)
             << " " << RedisTableBytes(redis, run_id, out.tables, 50) << "\n"
             << std::flush;
   return out;

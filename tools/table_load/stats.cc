@@ -85,6 +85,25 @@ absl::StatusOr<int64_t> ReadRssBytes(int pid) {
   return absl::InternalError(absl::StrCat("no VmRSS in /proc/", pid, "/status"));
 }
 
+absl::StatusOr<double> ReadCpuSeconds(int pid) {
+  const std::string path = pid == 0 ? "/proc/self/stat" : absl::StrCat("/proc/", pid, "/stat");
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return absl::NotFoundError(absl::StrCat("no ", path));
+  // The command name (field 2) may hold spaces: the fields after it follow the last ')'.
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos) return absl::InternalError(absl::StrCat(path, ": no ')'"));
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(line).substr(paren + 1), ' ', absl::SkipEmpty());
+  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+  int64_t utime = 0, stime = 0;
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime)) {
+    return absl::InternalError(absl::StrCat(path, ": no utime/stime"));
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 absl::StatusOr<std::string> FetchMetrics(const std::string& host_port) {
   const size_t colon = host_port.rfind(':');
   int port = 0;

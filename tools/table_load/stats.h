@@ -50,6 +50,10 @@ class Counts {
 // VmRSS of /proc/<pid>/status in bytes.
 absl::StatusOr<int64_t> ReadRssBytes(int pid);
 
+// CPU seconds (user + system, all threads) a process has used so far, from
+// /proc/<pid>/stat; 0 is the calling process.
+absl::StatusOr<double> ReadCpuSeconds(int pid);
+
 // GET http://<host:port>/metrics (loopback, blocking, 2 s timeout).
 absl::StatusOr<std::string> FetchMetrics(const std::string& host_port);
 
