@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
   clang libfuzzer-14-dev libclang-rt-14-dev clang-format clang-tidy
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libhiredis-dev prometheus-cpp-dev
+  libpqxx-dev libhiredis-dev prometheus-cpp-dev libjemalloc2
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev nlohmann-json3-dev
   libboost1.81-dev libsodium-dev libavformat-dev libavcodec-dev libavutil-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools
