@@ -115,32 +115,6 @@ struct ProcSample {
   int children = 0;  // live children added in (Postgres' backends: CPU, and RssAnon)
 };
 
-struct ProcStat {
-  int ppid = 0;
-  int64_t ticks = 0;
-};
-
-std::optional<ProcStat> ReadStat(const std::string& pid) {
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  if (!stat || !std::getline(stat, line)) return std::nullopt;
-  const size_t paren = line.rfind(')');
-  if (paren == std::string::npos || paren + 2 > line.size()) return std::nullopt;
-  std::istringstream rest(line.substr(paren + 2));
-  std::vector<std::string> f;
-  std::string tok;
-  while (rest >> tok && f.size() < 16) f.push_back(tok);
-  // f[0] is field 3 (state): ppid field 4, utime 14, stime 15, cutime 16, cstime 17.
-  ProcStat out;
-  int64_t t[4] = {0, 0, 0, 0};
-  if (f.size() < 15 || !absl::SimpleAtoi(f[1], &out.ppid)) return std::nullopt;
-  for (int i = 0; i < 4; ++i) {
-    if (!absl::SimpleAtoi(f[static_cast<size_t>(11 + i)], &t[i])) return std::nullopt;
-  }
-  out.ticks = t[0] + t[1] + t[2] + t[3];
-  return out;
-}
-
 // The live children of every process (one pass over /proc, bounded by its entries).
 std::multimap<int, std::string> Children() {
   std::multimap<int, std::string> out;
@@ -148,7 +122,7 @@ std::multimap<int, std::string> Children() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    std::optional<ProcStat> st = ReadStat(name);
+    std::optional<table_load::ProcStat> st = table_load::ReadProcStat(name);
     if (st.has_value()) out.emplace(st->ppid, name);
   }
   return out;
@@ -188,20 +162,20 @@ int64_t RssAnonBytes(const std::string& pid) {
 
 ProcSample ReadProc(int pid, const std::multimap<int, std::string>& children) {
   ProcSample out;
-  std::optional<ProcStat> self = ReadStat(std::to_string(pid));
+  std::optional<table_load::ProcStat> self = table_load::ReadProcStat(std::to_string(pid));
   if (!self.has_value()) return out;
-  int64_t ticks = self->ticks;
+  int64_t ticks = self->ticks + self->children_ticks;
   absl::StatusOr<int64_t> rss = table_load::ReadRssBytes(pid);
   int64_t rss_bytes = rss.ok() ? *rss : 0;
   auto [lo, hi] = children.equal_range(pid);
   for (auto it = lo; it != hi; ++it) {
-    std::optional<ProcStat> c = ReadStat(it->second);
+    std::optional<table_load::ProcStat> c = table_load::ReadProcStat(it->second);
     if (!c.has_value()) continue;
-    ticks += c->ticks;
+    ticks += c->ticks + c->children_ticks;
     rss_bytes += RssAnonBytes(it->second);
     ++out.children;
   }
-  out.cpu_s = static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  out.cpu_s = table_load::TicksToSeconds(ticks);
   out.rss_kib = rss.ok() ? rss_bytes / 1024 : -1;
   return out;
 }

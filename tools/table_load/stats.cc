@@ -85,23 +85,35 @@ absl::StatusOr<int64_t> ReadRssBytes(int pid) {
   return absl::InternalError(absl::StrCat("no VmRSS in /proc/", pid, "/status"));
 }
 
-absl::StatusOr<double> ReadCpuSeconds(int pid) {
-  const std::string path = pid == 0 ? "/proc/self/stat" : absl::StrCat("/proc/", pid, "/stat");
-  std::ifstream in(path);
+std::optional<ProcStat> ReadProcStat(const std::string& pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
   std::string line;
-  if (!in || !std::getline(in, line)) return absl::NotFoundError(absl::StrCat("no ", path));
-  // The command name (field 2) may hold spaces: the fields after it follow the last ')'.
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses: the rest follows the last ')'.
   const size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return absl::InternalError(absl::StrCat(path, ": no ')'"));
-  std::vector<absl::string_view> fields =
+  if (paren == std::string::npos) return std::nullopt;
+  std::vector<absl::string_view> f =
       absl::StrSplit(absl::string_view(line).substr(paren + 1), ' ', absl::SkipEmpty());
-  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-  int64_t utime = 0, stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return absl::InternalError(absl::StrCat(path, ": no utime/stime"));
+  // f[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
+  int64_t t[4] = {0, 0, 0, 0};
+  ProcStat out;
+  if (f.size() < 15 || !absl::SimpleAtoi(f[1], &out.ppid)) return std::nullopt;
+  for (size_t i = 0; i < 4; ++i) {
+    if (!absl::SimpleAtoi(f[11 + i], &t[i])) return std::nullopt;
   }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  out.ticks = t[0] + t[1];
+  out.children_ticks = t[2] + t[3];
+  return out;
+}
+
+double TicksToSeconds(int64_t ticks) {
+  return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+absl::StatusOr<double> ReadCpuSeconds(int pid) {
+  std::optional<ProcStat> st = ReadProcStat(pid == 0 ? "self" : std::to_string(pid));
+  if (!st.has_value()) return absl::NotFoundError(absl::StrCat("no CPU time for process ", pid));
+  return TicksToSeconds(st->ticks);
 }
 
 absl::StatusOr<std::string> FetchMetrics(const std::string& host_port) {

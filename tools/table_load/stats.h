@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,17 @@ class Counts {
 // VmRSS of /proc/<pid>/status in bytes.
 absl::StatusOr<int64_t> ReadRssBytes(int pid);
 
-// CPU seconds (user + system, all threads) a process has used so far, from
-// /proc/<pid>/stat; 0 is the calling process.
+// The fields of /proc/<pid>/stat the load tools read ("self": the calling process).
+struct ProcStat {
+  int ppid = 0;
+  int64_t ticks = 0;           // utime + stime: every thread, in clock ticks
+  int64_t children_ticks = 0;  // cutime + cstime: its children that ended and were waited for
+};
+std::optional<ProcStat> ReadProcStat(const std::string& pid);
+double TicksToSeconds(int64_t ticks);  // clock ticks (sysconf(_SC_CLK_TCK)) to seconds
+
+// CPU seconds (user + system, all threads) a process has used so far; 0 is the calling
+// process.
 absl::StatusOr<double> ReadCpuSeconds(int pid);
 
 // GET http://<host:port>/metrics (loopback, blocking, 2 s timeout).
