@@ -195,10 +195,13 @@ Reading Read(const std::vector<Instance>& instances, storage::RedisClient* redis
   }
   r.cpu_tool_s = ReadCpuSeconds(0).value_or(0);
   if (redis != nullptr) {
-    absl::StatusOr<storage::RedisReply> server = redis->Command({"INFO", "server"});
-    // Only a Redis on this machine has its CPU in /proc (process_id is the server's pid).
-    const int64_t redis_pid = server.ok() ? InfoField(server->str, "process_id:") : 0;
-    if (redis_pid > 0) r.cpu_redis_s = ReadCpuSeconds(static_cast<int>(redis_pid)).value_or(0);
+    // Only a Redis on this machine has its CPU in our /proc (process_id is the server's pid).
+    const std::string& host = redis->options().host;
+    if (host == "127.0.0.1" || host == "localhost") {
+      absl::StatusOr<storage::RedisReply> server = redis->Command({"INFO", "server"});
+      const int64_t redis_pid = server.ok() ? InfoField(server->str, "process_id:") : 0;
+      if (redis_pid > 0) r.cpu_redis_s = ReadCpuSeconds(static_cast<int>(redis_pid)).value_or(0);
+    }
     absl::StatusOr<storage::RedisReply> stats = redis->Command({"INFO", "stats"});
     if (stats.ok()) r.redis_commands = InfoField(stats->str, "total_commands_processed:");
     absl::StatusOr<storage::RedisReply> cs = redis->Command({"INFO", "commandstats"});
