@@ -1,5 +1,6 @@
-// Small measurement helpers of courtpiece-table-load: exact latency samples (sorted at the
-// end of a phase), error counts by code, the table process's RSS, and a /metrics scrape.
+// Small measurement helpers of courtpiece-table-load (courtpiece-load compiles them too):
+// exact latency samples (sorted at the end of a phase), error counts by code, a process's
+// RSS and CPU time from /proc, and a /metrics scrape.
 // Thread-safety: Samples and Counts are safe from any thread; the functions are stateless.
 #ifndef COURTPIECE_TOOLS_TABLE_LOAD_STATS_H_
 #define COURTPIECE_TOOLS_TABLE_LOAD_STATS_H_
