@@ -21,13 +21,17 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
                        public std::enable_shared_from_this<PlayCall> {
  public:
   PlayCall(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<UpstreamObserver> observer,
-           int send_queue_max)
+           int send_queue_max, std::shared_ptr<LiveCalls> live)
       : stub_(table::v1::TableService::NewStub(std::move(channel))),
         observer_(std::move(observer)),
-        send_queue_max_(send_queue_max) {}
+        send_queue_max_(send_queue_max),
+        live_(std::move(live)) {}
 
   void Start(const std::string& player_id, table::v1::OpenTable open) {
     self_ = shared_from_this();
+    live_id_ = live_->Started([weak = weak_from_this()] {
+      if (std::shared_ptr<PlayCall> call = weak.lock(); call != nullptr) call->Cancel();
+    });
     context_.AddMetadata(kPlayerIdMetadata, player_id);
     *writing_.mutable_open() = std::move(open);
     write_in_flight_ = true;
@@ -133,13 +137,18 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
     }
     std::shared_ptr<UpstreamObserver> observer = std::move(observer_);
     observer->OnEnd(common::FromGrpcStatus(status), std::move(owner_addr));
-    std::shared_ptr<PlayCall> last = std::move(self_);  // may free this at the end of scope
+    std::shared_ptr<LiveCalls> live = live_;
+    const uint64_t live_id = live_id_;
+    { std::shared_ptr<PlayCall> last = std::move(self_); }  // may free this
+    live->Finished(live_id);
   }
 
  private:
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   std::shared_ptr<UpstreamObserver> observer_;  // until OnDone
   const int send_queue_max_;
+  const std::shared_ptr<LiveCalls> live_;
+  uint64_t live_id_ = 0;  // in live_, from Start
   grpc::ClientContext context_;
   PlayResponse reading_;  // owned by the read in flight
   PlayRequest writing_;   // owned by the write in flight
@@ -165,6 +174,8 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
 GrpcTableDialer::GrpcTableDialer(common::Metrics* metrics, GrpcTableDialerOptions options)
     : options_(options), channels_(metrics, options.channels_max, options.message_bytes_max) {}
 
+GrpcTableDialer::~GrpcTableDialer() { live_->CancelAndWait(options_.finish_wait); }
+
 int GrpcTableDialer::cached_channels() const {
   std::lock_guard<std::mutex> lock(mu_);
   return channels_.size();
@@ -179,8 +190,8 @@ std::shared_ptr<UpstreamStream> GrpcTableDialer::Open(const std::string& addr,
     std::lock_guard<std::mutex> lock(mu_);
     channel = channels_.For(addr);
   }
-  auto call =
-      std::make_shared<PlayCall>(std::move(channel), std::move(observer), options_.send_queue_max);
+  auto call = std::make_shared<PlayCall>(std::move(channel), std::move(observer),
+                                         options_.send_queue_max, live_);
   call->Start(player_id, std::move(open));
   return call;
 }

@@ -6,7 +6,8 @@
 // queued behind it (Send answers false past it); the channel cache holds at most
 // channels_max addresses (least recently used dropped; streams keep their own channel).
 // Play streams have no deadline (they live as long as the client's); a dead peer ends them
-// UNAVAILABLE.
+// UNAVAILABLE. The destructor cancels every stream still running (its observer gets OnEnd)
+// and returns once they have all ended, or after finish_wait.
 // Thread-safety: safe from many threads; `metrics` (may be null) must outlive the dialer and
 // every stream.
 #ifndef COURTPIECE_SERVICES_GATEWAY_GRPC_TABLE_DIALER_H_
@@ -18,8 +19,10 @@
 #include <mutex>
 #include <string>
 
+#include "absl/time/time.h"
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
+#include "services/gateway/live_calls.h"
 #include "services/gateway/upstream.h"
 #include "services/gateway/upstream_channels.h"
 
@@ -29,11 +32,13 @@ struct GrpcTableDialerOptions {
   int channels_max = 256;
   int message_bytes_max = 16 * 1024;
   int send_queue_max = 64;
+  absl::Duration finish_wait = absl::Seconds(5);  // the destructor's wait for the streams' ends
 };
 
 class GrpcTableDialer final : public TableDialer {
  public:
   explicit GrpcTableDialer(common::Metrics* metrics, GrpcTableDialerOptions options = {});
+  ~GrpcTableDialer() override;
 
   std::shared_ptr<UpstreamStream> Open(const std::string& addr, const std::string& player_id,
                                        table::v1::OpenTable open,
@@ -44,7 +49,8 @@ class GrpcTableDialer final : public TableDialer {
  private:
   const GrpcTableDialerOptions options_;
   mutable std::mutex mu_;
-  ChannelCache channels_;  // guarded by mu_
+  ChannelCache channels_;                                                  // guarded by mu_
+  const std::shared_ptr<LiveCalls> live_ = std::make_shared<LiveCalls>();  // every stream
 };
 
 }  // namespace courtpiece::gateway

@@ -70,6 +70,8 @@ namespace courtpiece::gateway {
 namespace {
 
 constexpr absl::Duration kDrain = absl::Seconds(10);
+// How long the shutdown waits for cancelled upstream calls to end (they end at once; a bound).
+constexpr absl::Duration kUpstreamFinishWait = absl::Seconds(5);
 constexpr int kUnaryBytesMax = 64 * 1024;  // a unary request or reply, either way
 // gRPC front and moderation channel: a voice note's upload or audio (the front holds every
 // other method to its own request_bytes_max, 64 KiB).
@@ -270,8 +272,14 @@ int Run() {
   grpc_front.EndPlayStreams(absl::UnavailableError("gateway shutting down: dial again"));
   (*server)->Shutdown(start + kDrain);
   http.Stop();
+  // Unary calls still waiting on the lobby or moderation end now, before the fronts whose
+  // connections their callbacks hold go (live_calls.h); the table dialer's streams end in its
+  // destructor, before the metrics their channels record to.
+  const int unary_cut = client_router->CancelAndWait(kUpstreamFinishWait) +
+                        admin_router->CancelAndWait(kUpstreamFinishWait);
   log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
-                       {"cancelled_at_drain_end", (*server)->running_at_drain_end()}});
+                       {"cancelled_at_drain_end", (*server)->running_at_drain_end()},
+                       {"unary_calls_not_ended", unary_cut}});
   return 0;
 }
 

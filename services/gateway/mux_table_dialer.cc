@@ -34,13 +34,19 @@ constexpr size_t kBatchBytesMax = 32 * 1024;
 class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest, PlayMuxResponse>,
                                    public std::enable_shared_from_this<MuxTableDialer::Call> {
  public:
-  Call(std::shared_ptr<grpc::Channel> channel, const MuxTableDialerOptions& options)
-      : stub_(table::v1::TableService::NewStub(std::move(channel))), options_(options) {}
+  Call(std::shared_ptr<grpc::Channel> channel, const MuxTableDialerOptions& options,
+       std::shared_ptr<LiveCalls> live)
+      : stub_(table::v1::TableService::NewStub(std::move(channel))),
+        options_(options),
+        live_(std::move(live)) {}
 
   // The creator's first OpenSession must follow (first = true): until it, the call cannot
   // end (it owes a start), so that session always lands on a live stream.
   void Start() {
     self_ = shared_from_this();
+    live_id_ = live_->Started([weak = weak_from_this()] {
+      if (std::shared_ptr<Call> call = weak.lock(); call != nullptr) call->Cancel();
+    });
     starts_.Begin();  // owed by the creator's first OpenSession
     stub_->async()->PlayMux(&context_, this);
     StartRead(&reading_);
@@ -198,7 +204,10 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
     for (auto& [id, e] : left) {
       e.observer->OnEnd(e.cancelled ? absl::CancelledError("cancelled by the gateway") : why, "");
     }
-    std::shared_ptr<Call> last = std::move(self_);  // may free this at the end of scope
+    std::shared_ptr<LiveCalls> live = live_;
+    const uint64_t live_id = live_id_;
+    { std::shared_ptr<Call> last = std::move(self_); }  // may free this
+    live->Finished(live_id);
   }
 
  private:
@@ -234,6 +243,8 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
 
   std::unique_ptr<table::v1::TableService::Stub> stub_;
   const MuxTableDialerOptions options_;
+  const std::shared_ptr<LiveCalls> live_;
+  uint64_t live_id_ = 0;  // in live_, from Start
   grpc::ClientContext context_;
   PlayMuxResponse reading_;  // owned by the read in flight
   PlayMuxRequest writing_;   // owned by the write in flight: a batch
@@ -271,14 +282,7 @@ std::atomic<uint64_t> next_session{1};
 MuxTableDialer::MuxTableDialer(common::Metrics* metrics, MuxTableDialerOptions options)
     : options_(options), channels_(metrics, options.channels_max, options.message_bytes_max) {}
 
-MuxTableDialer::~MuxTableDialer() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [addr, calls] : calls_) {
-    for (auto& call : calls) {
-      if (call != nullptr) call->Cancel();
-    }
-  }
-}
+MuxTableDialer::~MuxTableDialer() { live_->CancelAndWait(options_.finish_wait); }
 
 std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
                                                      const std::string& player_id,
@@ -296,7 +300,7 @@ std::shared_ptr<UpstreamStream> MuxTableDialer::Open(const std::string& addr,
     return std::make_shared<MuxSession>(call, session);
   }
   // None yet, or it ended: a new stream, which cannot end before its first session is on it.
-  call = std::make_shared<Call>(std::move(channel), options_);
+  call = std::make_shared<Call>(std::move(channel), options_, live_);
   call->Start();
   const bool opened = call->OpenSession(session, player_id, std::move(open), std::move(observer),
                                         /*first=*/true);

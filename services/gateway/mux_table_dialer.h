@@ -17,6 +17,9 @@
 //   (false): the table would end the session, and gRPC's bound the whole stream.
 // - The channel cache holds at most channels_max addresses (least recently used dropped;
 //   a live stream keeps its own channel).
+// - The destructor cancels every stream still running (each session's observer gets OnEnd
+//   UNAVAILABLE, as when a stream dies) and returns once they have all ended, or after
+//   finish_wait.
 // Thread-safety: safe from many threads; `metrics` (may be null) must outlive the dialer and
 // every stream. Observers are called from gRPC's threads, one call at a time per stream.
 #ifndef COURTPIECE_SERVICES_GATEWAY_MUX_TABLE_DIALER_H_
@@ -29,8 +32,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
+#include "services/gateway/live_calls.h"
 #include "services/gateway/upstream.h"
 #include "services/gateway/upstream_channels.h"
 
@@ -47,6 +52,7 @@ struct MuxTableDialerOptions {
   // gRPC thread at a time; more deliver responses in parallel, but 4 measured no better than
   // 1 at 10,000 commands/s here (docs/gateway.md), so one.
   int streams_per_instance = 1;
+  absl::Duration finish_wait = absl::Seconds(5);  // the destructor's wait for the streams' ends
 };
 
 class MuxTableDialer final : public TableDialer {
@@ -69,7 +75,8 @@ class MuxTableDialer final : public TableDialer {
   mutable std::mutex mu_;
   ChannelCache channels_;  // guarded by mu_
   // By address, streams_per_instance each (a session's: its id modulo that).
-  std::map<std::string, std::vector<std::shared_ptr<Call>>> calls_;  // guarded by mu_
+  std::map<std::string, std::vector<std::shared_ptr<Call>>> calls_;        // guarded by mu_
+  const std::shared_ptr<LiveCalls> live_ = std::make_shared<LiveCalls>();  // every stream
 };
 
 }  // namespace courtpiece::gateway

@@ -323,5 +323,30 @@ TEST_F(MuxTableDialerTest, AStreamsDeathEndsEverySessionUnavailableAndTheNextOpe
   EXPECT_EQ(d->ends, 1);
 }
 
+// main destroys the dialer before the metrics its channels record each finished call to:
+// the destructor cancels every stream still running and returns once they have ended (the
+// sessions told), so no call finishes on a gRPC thread after the metrics are gone.
+TEST_F(MuxTableDialerTest, DestroyingTheDialerEndsEveryStreamBeforeItReturns) {
+  auto a = std::make_shared<Observer>();
+  auto b = std::make_shared<Observer>();
+  std::shared_ptr<UpstreamStream> sa, sb;
+  {
+    MuxTableDialer dialer(metrics.get(), {.streams_per_instance = 2});
+    sa = dialer.Open(addr, "pa", Open("t1"), a);
+    sb = dialer.Open(addr, "pb", Open("t1"), b);
+    ASSERT_TRUE(a->WaitOpened().has_value());
+    ASSERT_TRUE(b->WaitOpened().has_value());
+    ASSERT_EQ(dialer.live_streams(), 2);
+  }
+  for (const std::shared_ptr<Observer>& o : {a, b}) {
+    std::lock_guard<std::mutex> lock(o->mu);  // no wait: ended already
+    EXPECT_EQ(o->ends, 1);
+    ASSERT_TRUE(o->end.has_value());
+    EXPECT_EQ(o->end->code(), absl::StatusCode::kUnavailable) << *o->end;
+  }
+  EXPECT_FALSE(sa->Send(Command(1, "move")));  // the handles stay safe to call
+  sb->Cancel();
+}
+
 }  // namespace
 }  // namespace courtpiece::gateway

@@ -341,6 +341,28 @@ TEST_P(RelayTableE2eTest, CloseSendsEveryQueuedCommandThenEndsTheStream) {
   host_stream->Cancel();
 }
 
+// The gateway's shutdown: main destroys the dialer before the metrics its channels record
+// each finished call to. Every stream still running has ended (its observer told) by the time
+// the destructor returns, so no call finishes on a gRPC thread after that.
+TEST_P(RelayTableE2eTest, DestroyingTheDialerEndsEveryStreamBeforeItReturns) {
+  ASSERT_EQ(CreateTable(a_.addr, "gw-t4", "p1"), a_.addr);
+  auto seen = std::make_shared<RecordingObserver>();
+  std::shared_ptr<UpstreamStream> stream = dialer().Open(a_.addr, "p1", Open("gw-t4"), seen);
+  ASSERT_TRUE(seen->WaitOpened().has_value());
+  mux_.reset();
+  per_player_.reset();
+  {
+    std::lock_guard<std::mutex> lock(seen->mu);  // no wait: it has ended already
+    EXPECT_EQ(seen->ends, 1);
+    ASSERT_TRUE(seen->end.has_value());
+    EXPECT_EQ(seen->end->code(),
+              GetParam() == "mux" ? absl::StatusCode::kUnavailable : absl::StatusCode::kCancelled)
+        << *seen->end;
+  }
+  EXPECT_FALSE(stream->Send(Command(1, "leave")));  // the handle stays safe to call
+  stream->Cancel();
+}
+
 TEST_P(RelayTableE2eTest, PlaySessionResumesOnTheSurvivorAfterKillNine) {
   const std::string owner = CreateTable(a_.addr, "gw-t2", "p1");
   ASSERT_EQ(owner, a_.addr);

@@ -73,6 +73,27 @@ struct UnaryCall {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
+// An upstream call's answer, to `done` (which goes with this function's return: it may hold
+// the last reference to the front's connection).
+void Complete(UnaryCall& call, const grpc::Status& grpc_status,
+              const google::protobuf::Message* prototype, GatewayMetrics* metrics,
+              const char* upstream_name, const std::string& name, UnaryDone done) {
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - call.started;
+  metrics->UpstreamCall(name, static_cast<int>(grpc_status.error_code()), seconds.count());
+  if (!grpc_status.ok()) {
+    done(common::FromGrpcStatus(grpc_status), nullptr);
+    return;
+  }
+  std::unique_ptr<google::protobuf::Message> response(prototype->New());
+  if (!FromBuffer(call.response, *response)) {
+    done(absl::InternalError(absl::StrCat("malformed reply of the ", upstream_name, " to ", name)),
+         nullptr);
+    return;
+  }
+  response->DiscardUnknownFields();
+  done(absl::OkStatus(), std::move(response));
+}
+
 }  // namespace
 
 std::unique_ptr<UnaryRelay> UnaryRelay::ForClients(UnaryUpstreams upstreams, const TokenGate& gate,
@@ -145,6 +166,8 @@ UnaryRelay::UnaryRelay(std::vector<UnaryMethod> methods, UnaryUpstreams upstream
   }
 }
 
+UnaryRelay::~UnaryRelay() { live_->CancelAndWait(options_.finish_wait); }
+
 grpc::GenericStub* UnaryRelay::StubFor(UnaryUpstream backend) {
   return backend == UnaryUpstream::kModeration ? moderation_stub_.get() : lobby_stub_.get();
 }
@@ -191,27 +214,18 @@ void UnaryRelay::Call(const UnaryMethod& method, std::unique_ptr<google::protobu
   GatewayMetrics* metrics = &metrics_;
   std::string name = method.name;
   const char* upstream_name = UpstreamName(method.backend);
+  const uint64_t live_id = live_->Started([weak = std::weak_ptr<UnaryCall>(call)] {
+    if (std::shared_ptr<UnaryCall> c = weak.lock(); c != nullptr) c->context.TryCancel();
+  });
   stub->UnaryCall(
       &call->context, method.upstream, grpc::StubOptions(), &call->request, &call->response,
-      [call, prototype, metrics, upstream_name, name = std::move(name),
-       done = std::move(done)](grpc::Status grpc_status) {
-        const std::chrono::duration<double> seconds =
-            std::chrono::steady_clock::now() - call->started;
-        metrics->UpstreamCall(name, static_cast<int>(grpc_status.error_code()), seconds.count());
-        if (!grpc_status.ok()) {
-          done(common::FromGrpcStatus(grpc_status), nullptr);
-          return;
-        }
-        std::unique_ptr<google::protobuf::Message> response(prototype->New());
-        if (!FromBuffer(call->response, *response)) {
-          done(absl::InternalError(
-                   absl::StrCat("malformed reply of the ", upstream_name, " to ", name)),
-               nullptr);
-          return;
-        }
-        response->DiscardUnknownFields();
-        done(absl::OkStatus(), std::move(response));
+      [call, prototype, metrics, upstream_name, name = std::move(name), done = std::move(done),
+       live = live_, live_id](grpc::Status grpc_status) mutable {
+        Complete(*call, grpc_status, prototype, metrics, upstream_name, name, std::move(done));
+        live->Finished(live_id);
       });
 }
+
+int UnaryRelay::CancelAndWait(absl::Duration timeout) { return live_->CancelAndWait(timeout); }
 
 }  // namespace courtpiece::gateway

@@ -9,7 +9,10 @@
 // deadline_max) (DEADLINE_EXCEEDED at once when it already passed); the upstream's status is
 // answered as it is (code and message); the reply is parsed into the method's response type
 // with unknown (internal) fields dropped; a reply that does not parse is INTERNAL. Each
-// upstream call is reported to GatewayMetrics::UpstreamCall.
+// upstream call is reported to GatewayMetrics::UpstreamCall. CancelAndWait (and the
+// destructor, with finish_wait) cancels the upstream calls still running and returns once
+// each has answered its caller (CANCELLED) and let go of its `done`; main calls it before
+// destroying the fronts whose connections those hold (live_calls.h).
 // Thread-safety: safe from many threads; the channels, gate, clock and metrics must outlive
 // it.
 #ifndef COURTPIECE_SERVICES_GATEWAY_UNARY_RELAY_H_
@@ -26,6 +29,7 @@
 #include "grpcpp/channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "services/gateway/gateway_metrics.h"
+#include "services/gateway/live_calls.h"
 #include "services/gateway/token_gate.h"
 #include "services/gateway/unary_router.h"
 
@@ -33,6 +37,7 @@ namespace courtpiece::gateway {
 
 struct UnaryRelayOptions {
   absl::Duration deadline_max = absl::Seconds(10);  // COURTPIECE_GATEWAY_RPC_DEADLINE_MAX
+  absl::Duration finish_wait = absl::Seconds(5);    // the destructor's CancelAndWait
 };
 
 // The services the unary calls go to. A method whose upstream channel is null answers
@@ -62,10 +67,15 @@ class UnaryRelay final : public UnaryRouter {
 
   UnaryRelay(std::vector<UnaryMethod> methods, UnaryUpstreams upstreams, const TokenGate& gate,
              const Clock& clock, GatewayMetrics& metrics, UnaryRelayOptions options);
+  ~UnaryRelay() override;
 
   const UnaryMethod* Find(std::string_view name) const override;
   void Call(const UnaryMethod& method, std::unique_ptr<google::protobuf::Message> request,
             const UnaryContext& ctx, UnaryDone done) override;
+
+  // Cancels every upstream call still running and waits until each has called its `done`
+  // and let go of it, or `timeout` passed; how many were still running then.
+  int CancelAndWait(absl::Duration timeout);
 
   // Every method, in a stable order (tests, docs).
   const std::vector<UnaryMethod>& methods() const { return methods_; }
@@ -82,6 +92,7 @@ class UnaryRelay final : public UnaryRouter {
   const Clock& clock_;
   GatewayMetrics& metrics_;
   UnaryRelayOptions options_;
+  const std::shared_ptr<LiveCalls> live_ = std::make_shared<LiveCalls>();  // calls in flight
 };
 
 }  // namespace courtpiece::gateway

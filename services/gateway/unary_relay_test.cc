@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "courtpiece/auth/keys.h"
@@ -61,6 +62,14 @@ class FakeAccounts final : public lv1::Accounts::Service {
     out->set_access_expires_at_ms(1234);
     out->set_created(true);
     return grpc::Status::OK;
+  }
+  // Never answers: waits until the call is cancelled (or 10 s), as a lobby that hangs.
+  grpc::Status Refresh(grpc::ServerContext* ctx, const lv1::RefreshRequest*,
+                       lv1::Session*) override {
+    seen_.Record(ctx, "Refresh");
+    const absl::Time until = absl::Now() + absl::Seconds(10);
+    while (!ctx->IsCancelled() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(5));
+    return grpc::Status(grpc::StatusCode::INTERNAL, "answered after all");
   }
   grpc::Status GetProfile(grpc::ServerContext* ctx, const lv1::GetProfileRequest*,
                           lv1::Profile* out) override {
@@ -359,6 +368,40 @@ TEST_F(UnaryRelayTest, ForwardsAuthorizationCapsTheDeadlineAndStripsInternalFiel
   out = Call(*clients_, "CreateTable", req, Ctx(bearer, absl::Now() - absl::Seconds(1)));
   EXPECT_EQ(out.status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(seen_.calls, calls);
+}
+
+// main's shutdown: the calls still waiting on an upstream end CANCELLED, and each callback
+// (which holds a front's connection) is let go of, before CancelAndWait returns.
+TEST_F(UnaryRelayTest, CancelAndWaitEndsTheCallsInFlightAndLetsGoOfTheirCallbacks) {
+  const UnaryMethod* method = clients_->Find("Refresh");
+  ASSERT_NE(method, nullptr);
+  auto connection = std::make_shared<int>(0);  // stands in for the front's connection
+  std::mutex mu;
+  std::optional<absl::Status> answered;
+  cv1::RefreshRequest request;
+  request.set_refresh_token("r");
+  std::unique_ptr<google::protobuf::Message> copy(method->request_prototype->New());
+  copy->CopyFrom(request);
+  clients_->Call(
+      *method, std::move(copy), Ctx(""),
+      [connection, &mu, &answered](absl::Status s, std::unique_ptr<google::protobuf::Message>) {
+        std::lock_guard<std::mutex> lock(mu);
+        answered = std::move(s);
+      });
+  const auto lobby_has_it = [&] {
+    std::lock_guard<std::mutex> lock(seen_.mu);
+    return seen_.method == "Refresh";
+  };
+  for (int i = 0; i < 1000 && !lobby_has_it(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(lobby_has_it());  // and hangs
+  EXPECT_EQ(clients_->CancelAndWait(absl::Seconds(10)), 0);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_TRUE(answered.has_value());
+    EXPECT_EQ(answered->code(), absl::StatusCode::kCancelled) << *answered;
+  }
+  EXPECT_EQ(connection.use_count(), 1);                      // the callback is gone too
+  EXPECT_EQ(clients_->CancelAndWait(absl::Seconds(10)), 0);  // none left: at once
 }
 
 TEST_F(UnaryRelayTest, GetPublicProfilesIsRelayedWithTheTokenAndRefusedWithoutOne) {
