@@ -43,6 +43,10 @@ class SystemFaultsTest : public ::testing::Test {
   }
   void TearDown() override {
     games_.clear();
+    if (suite_ != nullptr) {
+      const absl::Status stopped = suite_->StopAll();  // no crash at shutdown
+      EXPECT_TRUE(stopped.ok()) << stopped;
+    }
     suite_.reset();
   }
 

@@ -39,6 +39,10 @@ class SystemGamesTest : public ::testing::Test {
   }
   void TearDown() override {
     games_.clear();  // scripted players stopped before the suite goes
+    if (suite_ != nullptr) {
+      const absl::Status stopped = suite_->StopAll();  // no crash at shutdown
+      EXPECT_TRUE(stopped.ok()) << stopped;
+    }
     suite_.reset();
   }
 

@@ -33,6 +33,10 @@ class SystemSecurityTest : public ::testing::Test {
   }
   void TearDown() override {
     games_.clear();
+    if (suite_ != nullptr) {
+      const absl::Status stopped = suite_->StopAll();  // no crash at shutdown
+      EXPECT_TRUE(stopped.ok()) << stopped;
+    }
     suite_.reset();
   }
 

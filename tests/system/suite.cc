@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <utility>
@@ -214,15 +215,30 @@ absl::Status Suite::Init() {
   return absl::OkStatus();
 }
 
-Suite::~Suite() {
+absl::Status Suite::StopAll() {
+  std::vector<std::string> unclean;
   // Front to back: the gateway first, so no client traffic reaches a stopped service.
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     Process& p = processes_[*it];
     if (p.pid <= 0) continue;
     kill(p.pid, SIGTERM);
-    WaitBounded(p.pid);
+    bool killed = false;
+    const int code = WaitBounded(p.pid, &killed);
     p.pid = -1;
+    if (killed) {
+      std::fprintf(stderr, "suite: %s did not exit within %s of SIGTERM: SIGKILLed\n", it->c_str(),
+                   absl::FormatDuration(options_.stop_timeout).c_str());
+    } else if (code != 0) {
+      unclean.push_back(absl::StrCat(*it, " exited ", code));
+    }
   }
+  if (unclean.empty()) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("on SIGTERM: ", absl::StrJoin(unclean, ", "), " (see its log)"));
+}
+
+Suite::~Suite() {
+  StopAll().IgnoreError();
   if (!web_root_.empty()) std::system(absl::StrCat("rm -rf ", web_root_).c_str());
   if (servers_.empty()) return;
   // The database goes while its server still runs (it is dropped over a connection).
@@ -258,14 +274,16 @@ absl::Status Suite::Launch(const std::string& name, Process& p) {
   return absl::OkStatus();
 }
 
-int Suite::WaitBounded(pid_t pid) {
+int Suite::WaitBounded(pid_t pid, bool* killed) {
   const absl::Time deadline = absl::Now() + options_.stop_timeout;
+  if (killed != nullptr) *killed = false;
   for (;;) {
     int status = 0;
     const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) return ExitCode(status);
     if (r < 0) return -1;
     if (absl::Now() >= deadline) {
+      if (killed != nullptr) *killed = true;
       kill(pid, SIGKILL);
       return common::WaitExit(pid);
     }

@@ -25,7 +25,9 @@
 //    (SIGKILL after stop_timeout). Restart(name): Stop when running, then starts the same
 //    binary on the same ports with the same environment (a table keeps its instance id) and
 //    waits for it to serve. Start(name) after Kill9/Stop does the same without the stop.
-//  - The destructor stops every process still running (SIGTERM, bounded wait, SIGKILL).
+//  - StopAll() stops every process still running, front to back (SIGTERM, bounded wait,
+//    SIGKILL), and says which did not exit 0 on SIGTERM by themselves (a crash at shutdown:
+//    the fixtures' TearDown expects none). The destructor does the same, silently.
 //  - Audit(): the wallet's ledger audit (services/wallet/audit.h) over the suite's database
 //    plus every pot account whose balance is not zero.
 // Thread-safety: Start/Kill9/Stop/Restart and the destructor from one thread (the test's);
@@ -96,6 +98,10 @@ class Suite {
   absl::Status Stop(const std::string& name);
   absl::Status Restart(const std::string& name);
   absl::Status StartProcess(const std::string& name);  // after Kill9 / Stop
+  // Every process still running: SIGTERM front to back. INTERNAL naming each that exited
+  // with a code other than 0 or died of a signal (one SIGKILLed after stop_timeout is not
+  // counted: slow, not broken; it is printed to stderr).
+  absl::Status StopAll();
 
   // --- what clients and tests need ---------------------------------------------------------
   const std::string& gateway_address() const { return gateway_addr_; }  // gRPC
@@ -141,7 +147,8 @@ class Suite {
   absl::Status RunScript(Server& server, const std::string& command);
   absl::StatusOr<Process*> Find(const std::string& name);
   absl::Status Launch(const std::string& name, Process& p);
-  int WaitBounded(pid_t pid);  // exit status; SIGKILLs after stop_timeout
+  // Exit status; SIGKILLs after stop_timeout (then *killed, when given, is true).
+  int WaitBounded(pid_t pid, bool* killed = nullptr);
 
   const SuiteOptions options_;
   std::unique_ptr<storage::TestDatabase> db_;
