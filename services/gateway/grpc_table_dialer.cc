@@ -137,6 +137,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
     }
     std::shared_ptr<UpstreamObserver> observer = std::move(observer_);
     observer->OnEnd(common::FromGrpcStatus(status), std::move(owner_addr));
+    observer.reset();  // before Finished: nothing of ours is held after it
     std::shared_ptr<LiveCalls> live = live_;
     const uint64_t live_id = live_id_;
     { std::shared_ptr<PlayCall> last = std::move(self_); }  // may free this

@@ -211,6 +211,9 @@ int Run() {
   // --- play streams: the table tier ---------------------------------------------------------
   storage::RedisClient redis(*redis_options);
   RedisOwnerLookup owners(redis, placement::RegistryKeys());
+  // Destroyed after the dialer (whose destructor ends the streams still open and tells their
+  // observers) and before the owner lookups it runs (play_session.h).
+  ThreadScheduler scheduler(config->lookup_threads);
   std::unique_ptr<TableDialer> table_dialer;
   if (config->table_mux) {
     table_dialer = std::make_unique<MuxTableDialer>(metrics->get());
@@ -218,7 +221,6 @@ int Run() {
     table_dialer = std::make_unique<GrpcTableDialer>(metrics->get());
   }
   TableDialer& dialer = *table_dialer;
-  ThreadScheduler scheduler(config->lookup_threads);
   const PlayDeps deps{.dialer = dialer,
                       .owners = owners,
                       .scheduler = scheduler,

@@ -204,6 +204,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
     for (auto& [id, e] : left) {
       e.observer->OnEnd(e.cancelled ? absl::CancelledError("cancelled by the gateway") : why, "");
     }
+    left.clear();  // the observers go before Finished: nothing of ours is held after it
     std::shared_ptr<LiveCalls> live = live_;
     const uint64_t live_id = live_id_;
     { std::shared_ptr<Call> last = std::move(self_); }  // may free this

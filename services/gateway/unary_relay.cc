@@ -222,6 +222,7 @@ void UnaryRelay::Call(const UnaryMethod& method, std::unique_ptr<google::protobu
       [call, prototype, metrics, upstream_name, name = std::move(name), done = std::move(done),
        live = live_, live_id](grpc::Status grpc_status) mutable {
         Complete(*call, grpc_status, prototype, metrics, upstream_name, name, std::move(done));
+        done = nullptr;  // certainly gone (a moved-from function need not be empty)
         live->Finished(live_id);
       });
 }

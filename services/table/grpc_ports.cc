@@ -24,7 +24,9 @@ namespace wv1 = ::courtpiece::wallet::v1;
 
 constexpr std::string_view kPlayerPrefix = "player:";
 
-// Admits at most `max` calls at a time.
+// Admits at most `max` calls at a time. A call's place is released before its `done` runs
+// (so `done` may start the next call); Returned() follows `done`'s return, so `unfinished`
+// says when no callback can still be running (main waits for it before it exits).
 class InFlight {
  public:
   explicit InFlight(int max) : max_(max) { assert(max > 0); }
@@ -33,10 +35,13 @@ class InFlight {
       count_.fetch_sub(1);
       return false;
     }
+    unfinished_.fetch_add(1);
     return true;
   }
   void Release() { count_.fetch_sub(1); }
+  void Returned() { unfinished_.fetch_sub(1); }
   int count() const { return count_.load(); }
+  int unfinished() const { return unfinished_.load(); }
   absl::Status Busy() const {
     return absl::ResourceExhaustedError(
         absl::StrCat("more than ", max_, " calls in flight; nothing was sent, retry later"));
@@ -45,6 +50,7 @@ class InFlight {
  private:
   const int max_;
   std::atomic<int> count_{0};
+  std::atomic<int> unfinished_{0};  // admitted calls whose `done` has not returned
 };
 
 // A finished RPC's status as ports.h codes: CANCELLED (the call was cut: maybe applied)
@@ -128,6 +134,7 @@ struct TransferCall {
   void Finish(WalletReply reply) {
     shared->in_flight.Release();
     done(std::move(reply));
+    shared->in_flight.Returned();
   }
 };
 
@@ -196,6 +203,7 @@ GrpcWalletPort::GrpcWalletPort(std::shared_ptr<grpc::Channel> wallet_channel,
 GrpcWalletPort::~GrpcWalletPort() = default;
 
 int GrpcWalletPort::calls_in_flight() const { return shared_->in_flight.count(); }
+int GrpcWalletPort::calls_unfinished() const { return shared_->in_flight.unfinished(); }
 
 void GrpcWalletPort::Transfer(const table::Transfer& transfer, std::string_view table_id,
                               uint64_t round, absl::Time deadline,
@@ -268,6 +276,7 @@ void GrpcWalletPort::GetBalance(std::string_view player, absl::Time deadline,
       [shared = shared_, done = std::move(done)](std::vector<absl::StatusOr<int64_t>> balances) {
         shared->in_flight.Release();
         done(std::move(balances[0]));
+        shared->in_flight.Returned();
       });
 }
 
@@ -297,6 +306,7 @@ void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Re
   if (request.key().empty()) {
     shared->in_flight.Release();
     done(absl::InvalidArgumentError("record without a key"));
+    shared->in_flight.Returned();
     return;
   }
   struct Rpc {
@@ -311,6 +321,7 @@ void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Re
         [shared, rpc, done = std::move(done)](grpc::Status status) {
           shared->in_flight.Release();
           done(status.ok() ? absl::OkStatus() : FromRpc(status));
+          shared->in_flight.Returned();
         });
 }
 
@@ -327,6 +338,7 @@ GrpcRecordsPort::GrpcRecordsPort(std::shared_ptr<grpc::Channel> lobby_channel,
 GrpcRecordsPort::~GrpcRecordsPort() = default;
 
 int GrpcRecordsPort::calls_in_flight() const { return shared_->in_flight.count(); }
+int GrpcRecordsPort::calls_unfinished() const { return shared_->in_flight.unfinished(); }
 
 void GrpcRecordsPort::RecordGame(const lobby::v1::RecordGameRequest& request, absl::Time deadline,
                                  std::function<void(absl::Status)> done) {

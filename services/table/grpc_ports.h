@@ -43,7 +43,9 @@
 // mean "re-send with the same key", CANCELLED is answered as Unavailable.
 //
 // Lifetime: a port may be destroyed while calls are in flight; they finish (each still
-// calls its `done` once) on state they share, which outlives the port.
+// calls its `done` once) on state they share, which outlives the port. But their channels
+// record to the metrics and their `done`s post to the host: main waits until
+// calls_unfinished() is 0 before it destroys those.
 // Thread-safety: every method is safe from any thread.
 #ifndef COURTPIECE_SERVICES_TABLE_GRPC_PORTS_H_
 #define COURTPIECE_SERVICES_TABLE_GRPC_PORTS_H_
@@ -72,6 +74,8 @@ class GrpcWalletPort final : public WalletPort {
                   std::function<void(absl::StatusOr<int64_t>)> done) override;
 
   int calls_in_flight() const;
+  // Calls whose `done` has not returned yet (in flight, or answered and still in `done`).
+  int calls_unfinished() const;
 
   struct Shared;  // grpc_ports.cc: the stub and the in-flight count, shared with the calls
 
@@ -97,6 +101,8 @@ class GrpcRecordsPort final : public RecordsPort {
                   std::function<void(absl::Status)> done) override;
 
   int calls_in_flight() const;
+  // Calls whose `done` has not returned yet (in flight, or answered and still in `done`).
+  int calls_unfinished() const;
 
   struct Shared;  // grpc_ports.cc
 

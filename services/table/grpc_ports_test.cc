@@ -257,6 +257,26 @@ TEST_F(GrpcWalletPortTest, PastTheBoundCallsAreRefusedAtOnceUntilOneFinishes) {
   EXPECT_TRUE(SendAndWait(refund).status.ok());
 }
 
+// A call's place is free before its `done` runs (done may start the next call), but it is
+// unfinished until `done` returns: main waits for that before it destroys the host.
+TEST_F(GrpcWalletPortTest, ACallIsUnfinishedUntilItsDoneReturns) {
+  std::promise<void> in_done, leave_done;
+  std::shared_future<void> leave = leave_done.get_future().share();
+  port_->Transfer(Stake("t1:7:stake:0"), "t1", 7, absl::Now() + absl::Seconds(10),
+                  [&in_done, leave](WalletReply) {
+                    in_done.set_value();
+                    leave.wait();
+                  });
+  in_done.get_future().wait();
+  EXPECT_EQ(port_->calls_in_flight(), 0);
+  EXPECT_EQ(port_->calls_unfinished(), 1);
+  leave_done.set_value();
+  for (int i = 0; i < 1000 && port_->calls_unfinished() != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(port_->calls_unfinished(), 0);
+}
+
 TEST_F(GrpcWalletPortTest, DeadlineBoundsAHeldCall) {
   wallet_.SetHolding(true);
   table::Transfer refund{.key = "t1:7:refund",

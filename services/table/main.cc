@@ -293,16 +293,18 @@ int Run() {
   if (sweeper_thread) sweeper_thread->Stop();
   host->Shutdown();  // tables saved and handed over; their streams told to reconnect
   server->Shutdown(start + kDrain);
-  // Wallet and records calls still in flight end (each has its deadline, RPC_TIMEOUT) before
-  // the metrics their channels record each finished call to go: one finishing on a gRPC
-  // thread after main returned would use freed memory (it did in the gateway: docs/gateway.md).
+  // Wallet and records calls still in flight end (each has its deadline, RPC_TIMEOUT), and
+  // their `done`s return, before the metrics their channels record to and the host their
+  // `done`s post to go: one finishing on a gRPC thread after that would use freed memory (it
+  // did in the gateway: docs/gateway.md).
   const absl::Time calls_until = absl::Now() + config->rpc_timeout + absl::Seconds(1);
-  while ((wallet.calls_in_flight() > 0 || records.calls_in_flight() > 0) &&
+  while ((wallet.calls_unfinished() > 0 || records.calls_unfinished() > 0) &&
          absl::Now() < calls_until) {
     absl::SleepFor(absl::Milliseconds(5));
   }
-  log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
-                       {"calls_in_flight", wallet.calls_in_flight() + records.calls_in_flight()}});
+  log.Info("stopped",
+           {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
+            {"calls_unfinished", wallet.calls_unfinished() + records.calls_unfinished()}});
   return 0;
 }
 

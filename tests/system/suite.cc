@@ -283,9 +283,11 @@ int Suite::WaitBounded(pid_t pid, bool* killed) {
     if (r == pid) return ExitCode(status);
     if (r < 0) return -1;
     if (absl::Now() >= deadline) {
-      if (killed != nullptr) *killed = true;
       kill(pid, SIGKILL);
-      return common::WaitExit(pid);
+      const int code = common::WaitExit(pid);
+      // Not when it died of something else just before the SIGKILL (a crash is reported).
+      if (killed != nullptr) *killed = code == 128 + SIGKILL;
+      return code;
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
