@@ -214,15 +214,23 @@ struct TableHost::Impl {
   // bounded = false: past worker_queue_max too, only for what must not be lost and is
   // bounded elsewhere: a stream's end (once per stream), the reply to a call already taken
   // (once per call); see PostAlways.
+  // Always false once the worker is stopping (Shutdown): a task queued then would never run,
+  // and a gRPC call waiting on it would hold the server's shutdown forever.
   bool Post(Worker& w, std::function<void()> task, bool bounded = true) {
     absl::MutexLock lock(&w.mu);
+    if (w.stop) return false;
     if (bounded && static_cast<int>(w.tasks.size()) >= options.worker_queue_max) return false;
     w.tasks.push_back(std::move(task));
     w.cv.Signal();
     return true;
   }
   void PostAlways(Worker& w, std::function<void()> task) {
-    (void)Post(w, std::move(task), /*bounded=*/false);
+    (void)Post(w, std::move(task), /*bounded=*/false);  // dropped only once stopping
+  }
+  // What a call whose task Post refused is answered.
+  absl::Status Refused() const {
+    if (shutting_down.load()) return absl::UnavailableError("this instance is shutting down");
+    return absl::ResourceExhaustedError("the instance is overloaded: retry");
   }
   Hosted* Find(Worker& w, std::string_view id) {
     auto it = w.tables.find(std::string(id));
@@ -1384,7 +1392,7 @@ void TableHost::CreateTable(const table::v1::CreateTableRequest& request, Create
   }
   Impl::Worker& w = impl_->WorkerOf(request.table_id());
   if (!impl_->Post(w, [this, &w, request, done] { impl_->OnCreate(w, request, done); })) {
-    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    done(impl_->Refused());
   }
 }
 
@@ -1402,7 +1410,7 @@ void TableHost::GetTable(std::string_view table_id, InfoDone done) {
         }
         done(impl_->InfoFromStore(id, nullptr));
       })) {
-    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    done(impl_->Refused());
   }
 }
 
@@ -1438,7 +1446,7 @@ void TableHost::JoinTable(std::string_view table_id, std::string_view player, Jo
   Impl::Worker& w = impl_->WorkerOf(table_id);
   std::string id(table_id), p(player);
   if (!impl_->Post(w, [this, &w, id, p, done] { impl_->OnJoinTable(w, id, p, done); })) {
-    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    done(impl_->Refused());
   }
 }
 
@@ -1491,7 +1499,7 @@ void TableHost::CheckVoiceLock(std::string_view table_id, std::string_view playe
         }
         done(out);
       })) {
-    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    done(impl_->Refused());
   }
 }
 
@@ -1518,7 +1526,7 @@ void TableHost::AnnounceVoiceNote(const table::v1::AnnounceVoiceNoteRequest& req
   }
   Impl::Worker& w = impl_->WorkerOf(request.table_id());
   if (!impl_->Post(w, [this, &w, request, done] { impl_->OnAnnounce(w, request, done); })) {
-    done(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    done(impl_->Refused());
   }
 }
 
@@ -1541,7 +1549,7 @@ uint64_t TableHost::Open(std::string_view player, const table::v1::OpenTable& op
   std::string p(player);
   if (!impl_->Post(w, [this, &w, id, p, open, sink] { impl_->OnOpen(w, id, p, open, sink); })) {
     impl_->Forget(id);
-    sink->Finish(absl::ResourceExhaustedError("the instance is overloaded: retry"));
+    sink->Finish(impl_->Refused());
   }
   return id;
 }

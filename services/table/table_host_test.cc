@@ -177,6 +177,30 @@ class HostTest : public ::testing::Test {
   std::unique_ptr<Instance> a;
 };
 
+// After Shutdown the workers take nothing more: a read that arrives then (the lobby's
+// GetTable, moderation's CheckVoiceLock) is answered UNAVAILABLE at once, never queued for a
+// worker that will not run it (its gRPC call would hold the server's shutdown forever).
+TEST_F(HostTest, CallsAfterShutdownAreAnsweredUnavailableAtOnce) {
+  ASSERT_TRUE(CreateOn(*a->host, Create()).ok());
+  a->host->Shutdown();
+  std::optional<absl::StatusOr<pb::TableInfo>> info;
+  a->host->GetTable("t1", [&info](absl::StatusOr<pb::TableInfo> v) { info = std::move(v); });
+  ASSERT_TRUE(info.has_value());  // no Poll: answered inside the call
+  EXPECT_EQ(info->status(), absl::UnavailableError("this instance is shutting down"));
+  std::optional<absl::StatusOr<pb::CheckVoiceLockResponse>> lock;
+  a->host->CheckVoiceLock(
+      "t1", "host", [&lock](absl::StatusOr<pb::CheckVoiceLockResponse> v) { lock = std::move(v); });
+  ASSERT_TRUE(lock.has_value());
+  EXPECT_EQ(lock->status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(a->host->ListTables().empty());  // returns: no worker is waited for
+  std::optional<absl::StatusOr<pb::CreateTableResponse>> created;
+  a->host->CreateTable(Create("t2"), [&created](absl::StatusOr<pb::CreateTableResponse> v) {
+    created = std::move(v);
+  });
+  ASSERT_TRUE(created.has_value());
+  EXPECT_EQ(created->status().code(), absl::StatusCode::kUnavailable);
+}
+
 TEST_F(HostTest, CreateTableIsIdempotentByIdAndChecksItsInput) {
   absl::StatusOr<pb::CreateTableResponse> first = CreateOn(*a->host, Create());
   ASSERT_TRUE(first.ok()) << first.status();
