@@ -24,9 +24,9 @@ namespace wv1 = ::courtpiece::wallet::v1;
 
 constexpr std::string_view kPlayerPrefix = "player:";
 
-// Admits at most `max` calls at a time. A call's place is released before its `done` runs
-// (so `done` may start the next call); Returned() follows `done`'s return, so `unfinished`
-// says when no callback can still be running (main waits for it before it exits).
+// Admits at most `max` calls at a time. An admitted call ends with Finish: its place is
+// released before its `done` runs (so `done` may start the next call), and it counts as
+// unfinished until `done` has returned (main waits for none before it exits).
 class InFlight {
  public:
   explicit InFlight(int max) : max_(max) { assert(max > 0); }
@@ -38,8 +38,13 @@ class InFlight {
     unfinished_.fetch_add(1);
     return true;
   }
-  void Release() { count_.fetch_sub(1); }
-  void Returned() { unfinished_.fetch_sub(1); }
+  // `answer` calls the caller's `done`.
+  template <typename Answer>
+  void Finish(Answer&& answer) {
+    count_.fetch_sub(1);
+    std::forward<Answer>(answer)();
+    unfinished_.fetch_sub(1);
+  }
   int count() const { return count_.load(); }
   int unfinished() const { return unfinished_.load(); }
   absl::Status Busy() const {
@@ -132,9 +137,7 @@ struct TransferCall {
   wv1::TransferResponse response;
 
   void Finish(WalletReply reply) {
-    shared->in_flight.Release();
-    done(std::move(reply));
-    shared->in_flight.Returned();
+    shared->in_flight.Finish([&] { done(std::move(reply)); });
   }
 };
 
@@ -274,9 +277,7 @@ void GrpcWalletPort::GetBalance(std::string_view player, absl::Time deadline,
   ReadBalances(
       shared_, {std::string(kPlayerPrefix) + std::string(player)}, deadline,
       [shared = shared_, done = std::move(done)](std::vector<absl::StatusOr<int64_t>> balances) {
-        shared->in_flight.Release();
-        done(std::move(balances[0]));
-        shared->in_flight.Returned();
+        shared->in_flight.Finish([&] { done(std::move(balances[0])); });
       });
 }
 
@@ -304,9 +305,7 @@ void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Re
     return;
   }
   if (request.key().empty()) {
-    shared->in_flight.Release();
-    done(absl::InvalidArgumentError("record without a key"));
-    shared->in_flight.Returned();
+    shared->in_flight.Finish([&] { done(absl::InvalidArgumentError("record without a key")); });
     return;
   }
   struct Rpc {
@@ -319,9 +318,7 @@ void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Re
   SetDeadline(rpc->context, deadline);
   start(&rpc->context, &rpc->request, &rpc->reply,
         [shared, rpc, done = std::move(done)](grpc::Status status) {
-          shared->in_flight.Release();
-          done(status.ok() ? absl::OkStatus() : FromRpc(status));
-          shared->in_flight.Returned();
+          shared->in_flight.Finish([&] { done(status.ok() ? absl::OkStatus() : FromRpc(status)); });
         });
 }
 
