@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
+#include "services/gateway/fast_json.h"
 
 namespace courtpiece::gateway {
 
@@ -154,6 +155,9 @@ std::string SanitizeUtf8(std::string_view text) {
 }
 
 absl::Status ParseJson(std::string_view json, google::protobuf::Message* message) {
+  // The canonical documents clients send take the fast path; everything else (and every
+  // error) is protobuf's parser's, then CheckShape's.
+  if (TryParseJsonFast(json, message)) return absl::OkStatus();
   message->Clear();
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
@@ -177,12 +181,13 @@ absl::Status ParseJson(std::string_view json, google::protobuf::Message* message
 }
 
 std::string PrintJson(const google::protobuf::Message& message) {
+  if (std::string fast; TryPrintJsonFast(message, &fast)) return fast;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = false;
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
-  if (!status.ok()) return "{}";  // only on a message with invalid UTF-8 in a string
+  if (!status.ok()) return "{}";  // not seen: a string that is not UTF-8 prints as ""
   return out;
 }
 

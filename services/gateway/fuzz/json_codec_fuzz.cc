@@ -1,5 +1,7 @@
 // libFuzzer target for json_codec: any bytes as a PlayRequest and a GuestLoginRequest (a
-// parse that succeeds must print and parse back to the same message), and as a status
+// parse that succeeds must print and parse back to the same message; what the fast path
+// takes protobuf's own parser must take as the same message, and the fast printer must
+// print it as protobuf does), and as a status
 // message (the error body must stay valid JSON carrying the message made valid UTF-8; the
 // close reason must be valid UTF-8, fit 120 bytes and be a prefix of it). docs/gateway.md.
 #include <cstddef>
@@ -11,7 +13,9 @@
 #include "absl/status/status.h"
 #include "courtpiece/client/v1/client.pb.h"
 #include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "services/gateway/fast_json.h"
 #include "services/gateway/json_codec.h"
 
 namespace {
@@ -64,6 +68,24 @@ void RoundTrip(std::string_view input) {
   FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(message, again));
 }
 
+template <class Message>
+void FastPathAgrees(std::string_view input) {
+  Message fast;
+  if (!courtpiece::gateway::TryParseJsonFast(input, &fast)) return;
+  Message reference;
+  google::protobuf::util::JsonParseOptions parse;
+  FUZZ_CHECK(google::protobuf::util::JsonStringToMessage(
+                 google::protobuf::StringPiece(input.data(), input.size()), &reference, parse)
+                 .ok());
+  FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(fast, reference));
+  std::string printed, expected;
+  if (!courtpiece::gateway::TryPrintJsonFast(fast, &printed)) return;
+  google::protobuf::util::JsonPrintOptions print;
+  print.always_print_primitive_fields = true;
+  FUZZ_CHECK(google::protobuf::util::MessageToJsonString(fast, &expected, print).ok());
+  FUZZ_CHECK(printed == expected);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -71,6 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RoundTrip<courtpiece::client::v1::PlayRequest>(input);
   RoundTrip<courtpiece::client::v1::GuestLoginRequest>(input);
   RoundTrip<courtpiece::client::v1::TableOptions>(input);
+  FastPathAgrees<courtpiece::client::v1::PlayRequest>(input);
+  FastPathAgrees<courtpiece::client::v1::PlayResponse>(input);
 
   const absl::Status status = absl::AbortedError(std::string(input));
   const std::string sanitized = courtpiece::gateway::SanitizeUtf8(input);
