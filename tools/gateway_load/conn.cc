@@ -9,6 +9,7 @@
 #include "courtpiece/client/v1/client.grpc.pb.h"
 #include "courtpiece/table/v1/table_service.grpc.pb.h"
 #include "load.h"
+#include "services/gateway/json_codec.h"
 #include "services/gateway/testing/client_json.h"
 
 namespace courtpiece::gateway_load {
@@ -82,7 +83,7 @@ class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
       } else {
         cv1::PlayRequest open;
         open.mutable_open()->set_table_id(self->spec_.table_id);
-        self->Write(gateway::testing::ToJson(open));
+        self->Write(gateway::PrintJson(open));
       }
       self->Read();
     });
@@ -105,7 +106,7 @@ class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
 
   void OnText(const std::string& text) {
     cv1::PlayResponse m;
-    if (!gateway::testing::FromJson(text, &m).ok()) {
+    if (!gateway::ParseJson(text, &m).ok()) {
       stats_->codes.Add("bad_json");
       return;
     }
@@ -114,7 +115,7 @@ class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
       cv1::PlayRequest join;
       join.mutable_command()->set_command_id(kJoinId);
       join.mutable_command()->set_type("join");
-      Write(gateway::testing::ToJson(join));
+      Write(gateway::PrintJson(join));
       return;
     }
     if (!m.has_result()) return;
@@ -149,7 +150,7 @@ class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
     r.mutable_command()->set_yes(true);
     in_flight_.emplace_back(id, SteadyClock::now());
     stats_->sent.fetch_add(1, std::memory_order_relaxed);
-    Write(gateway::testing::ToJson(r));
+    Write(gateway::PrintJson(r));
   }
 
   void Write(std::string text) {
@@ -365,7 +366,7 @@ class WsPlayStream final : public PlayStream, public std::enable_shared_from_thi
         handlers_(std::move(handlers)) {}
 
   void Start(cv1::PlayRequest open) override {
-    open_ = gateway::testing::ToJson(open);
+    open_ = gateway::PrintJson(open);
     beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
     beast::get_lowest_layer(ws_).async_connect(
         endpoint_, [self = shared_from_this()](beast::error_code ec) {
@@ -374,7 +375,7 @@ class WsPlayStream final : public PlayStream, public std::enable_shared_from_thi
         });
   }
 
-  void Send(cv1::PlayRequest request) override { Write(gateway::testing::ToJson(request)); }
+  void Send(cv1::PlayRequest request) override { Write(gateway::PrintJson(request)); }
 
   void Close() override {
     if (done_ || closing_) return;
@@ -422,8 +423,7 @@ class WsPlayStream final : public PlayStream, public std::enable_shared_from_thi
         return self->End(self->closing_ ? 1 : 14, ec.message());
       }
       cv1::PlayResponse m;
-      const bool ok =
-          gateway::testing::FromJson(beast::buffers_to_string(self->in_.data()), &m).ok();
+      const bool ok = gateway::ParseJson(beast::buffers_to_string(self->in_.data()), &m).ok();
       self->in_.consume(self->in_.size());
       if (ok) {
         self->handlers_.on_message(m);
