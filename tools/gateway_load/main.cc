@@ -67,6 +67,9 @@ ABSL_FLAG(int, gateway_pid, 0, "the gateway's pid, for its RSS (idle mode); 0: n
 ABSL_FLAG(int, hold_seconds, 10, "idle: how long the connections are held after all are ready");
 ABSL_FLAG(double, rate, 1000, "rate: commands per second in total");
 ABSL_FLAG(int, seconds, 10, "rate: how long commands are sent");
+ABSL_FLAG(bool, each_second, false,
+          "rate: also print every second's answered count, p50, p99 and max (the summary "
+          "still covers the whole run)");
 ABSL_FLAG(int, threads, 1, "threads running the WebSocket io_context (1 or 2)");
 ABSL_FLAG(int, grpc_channels, 8, "gRPC channels (TCP connections) the streams are spread over");
 ABSL_FLAG(int, setup_threads, 4, "parallel HTTP clients for sign-in and CreateTable");
@@ -332,9 +335,20 @@ int Run() {
     const absl::Time start = absl::Now();
     int64_t sent = 0;
     size_t next = 0;
+    const bool each_second = absl::GetFlag(FLAGS_each_second);
+    std::vector<int64_t> all;  // --each_second: the seconds' samples, for the summary
+    int second = 0;
+    const auto take_second = [&] {
+      std::vector<int64_t> micros = stats.latency.TakeRaw();
+      all.insert(all.end(), micros.begin(), micros.end());
+      const Samples::Summary s = table_load::Summarize(std::move(micros));
+      std::cout << absl::StrFormat("  second %d: answered %d, p50 %.3f p99 %.3f max %.3f ms\n",
+                                   ++second, s.count, s.p50_ms, s.p99_ms, s.max_ms);
+    };
     while (!live.empty()) {
       const absl::Time now = absl::Now();
       if (now - start >= length) break;
+      if (each_second && now - start >= absl::Seconds(second + 1)) take_second();
       const int64_t due = static_cast<int64_t>(rate * absl::ToDoubleSeconds(now - start));
       for (; sent < due; ++sent) live[next++ % live.size()]->SendCommand();
       absl::SleepFor(absl::Microseconds(200));
@@ -342,7 +356,13 @@ int Run() {
     const double sent_s = absl::ToDoubleSeconds(absl::Now() - start);
     absl::SleepFor(absl::Seconds(2));  // the last answers
     const int64_t answered = stats.answered.load();
-    Samples::Summary sum = stats.latency.Take();
+    Samples::Summary sum;
+    if (each_second) {
+      take_second();  // the last second and the answers after it
+      sum = table_load::Summarize(std::move(all));
+    } else {
+      sum = stats.latency.Take();
+    }
     std::cout << absl::StrFormat(
         "rate: %s%s, %d connections, target %.0f/s: sent %d, answered %d = %.0f/s; "
         "latency ms p50 %.3f p90 %.3f p99 %.3f max %.3f; codes %s; ends %s\n",

@@ -2,7 +2,7 @@
 # courtpiece-load against a whole local stack (docs/gateway.md "Load tool"; tests/lib/stack.sh):
 #   tools/gateway_load/run_load.sh --pg HOST:PORT --redis HOST:PORT [--bin build/bin]
 #       [--redis-db 15] [--idle-connections 2000] [--rate-connections 800] [--rate 10000]
-#       [--seconds 20] [--modes idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct]
+#       [--seconds 20] [--modes idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct] [--each-second]
 # Starts, on free loopback ports: courtpiece-wallet and courtpiece-lobby on a fresh database
 # `gatewayload` (wallet and lobby schemas migrated), one courtpiece-table instance (Redis
 # database --redis-db, flushed first; its per-stream command limit raised so that the table
@@ -12,16 +12,20 @@
 #                        a table (4 per table, seated by join), held 10 s: the gateway's RSS
 #                        per connection
 #   rate-ws / rate-grpc  --rate-connections connections sending --rate commands/s in total
-#                        for --seconds: command -> result latency through the gateway
+#                        for --seconds: command -> result latency through the gateway; 3
+#                        players per table, so that no game starts (all the tables' first
+#                        rounds at once, stakes through Postgres, stall the table instance
+#                        itself for 100-300 ms: docs/gateway.md "Measured")
 #   rate-direct          the same straight to the table instance: the baseline; the
 #                        gateway's added latency is rate-ws's (or rate-grpc's) minus this
+#   --each-second        the rate modes also print each second's count, p50, p99 and max
 # The load's rate per connection (rate / connections) must stay under the gateway's
 # per-connection bucket (20/s): 10,000/s needs 500+ connections. The machine's load
 # (`uptime`) is printed before and after. Exit 1 when a mode failed; exit 3 when
 # courtpiece-gateway is not built yet.
 set -euo pipefail
 pg="" redis="" bin="build/bin" redis_db=15 idle_connections=2000 rate_connections=800
-rate=10000 seconds=20 modes="idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct"
+rate=10000 seconds=20 modes="idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct" each_second=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --pg) pg=$2; shift 2 ;;
@@ -33,7 +37,8 @@ while [[ $# -gt 0 ]]; do
     --rate) rate=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --each-second) each_second=(--each_second); shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -64,11 +69,12 @@ for m in "${wanted[@]}"; do
     idle-grpc) load "$m" --mode=idle --transport=grpc --connections="$idle_connections" \
                  --gateway_pid="$gateway_pid" ;;
     rate-ws) load "$m" --mode=rate --connections="$rate_connections" --rate="$rate" \
-               --seconds="$seconds" ;;
+               --seconds="$seconds" --players_per_table=3 "${each_second[@]}" ;;
     rate-grpc) load "$m" --mode=rate --transport=grpc --connections="$rate_connections" \
-                 --rate="$rate" --seconds="$seconds" ;;
+                 --rate="$rate" --seconds="$seconds" --players_per_table=3 "${each_second[@]}" ;;
     rate-direct) load "$m" --mode=rate --direct="127.0.0.1:$table_port" \
-                   --connections="$rate_connections" --rate="$rate" --seconds="$seconds" ;;
+                   --connections="$rate_connections" --rate="$rate" --seconds="$seconds" \
+                   --players_per_table=3 "${each_second[@]}" ;;
     *) echo "unknown mode $m" >&2; exit 2 ;;
   esac
 done
