@@ -51,22 +51,21 @@ std::unique_ptr<Message> New(const Descriptor* d) {
   return std::unique_ptr<Message>(MessageFactory::generated_factory()->GetPrototype(d)->New());
 }
 
+// UTF-8 written independently of fast_json's encoder: continuation bytes from the end,
+// then the lead byte (n ones and a zero, then the rest of the bits).
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    return;
   }
+  const int n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  std::string bytes(static_cast<size_t>(n), '\0');
+  for (int i = n - 1; i > 0; --i) {
+    bytes[static_cast<size_t>(i)] = static_cast<char>(0x80 | (cp & 0x3f));
+    cp >>= 6;
+  }
+  bytes[0] = static_cast<char>(((0xff00u >> n) & 0xffu) | cp);
+  out->append(bytes);
 }
 
 // Random messages: every field set or not, strings from ASCII (with the characters JSON
