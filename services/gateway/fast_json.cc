@@ -17,11 +17,25 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 constexpr char kHex[] = "0123456789abcdef";
+constexpr int kFieldsMax = 64;  // a message with more fields goes to protobuf
+
+// A message type the fast path handles: proto3 (so no required fields to check), not a
+// well-known type (those have JSON forms of their own), at most kFieldsMax fields.
+bool HandledMessage(const Descriptor& d) {
+  return d.file()->syntax() == FileDescriptor::SYNTAX_PROTO3 &&
+         d.well_known_type() == Descriptor::WELLKNOWNTYPE_UNSPECIFIED &&
+         d.file()->package() != "google.protobuf" && d.field_count() <= kFieldsMax &&
+         d.oneof_decl_count() <= kFieldsMax;
+}
 
 // A field the fast path handles (see the header); false sends the whole message to protobuf.
+// A scalar member of a oneof is not: protobuf prints a set one after every other field.
 bool Handled(const FieldDescriptor& f) {
   if (f.is_map() || f.is_extension() || f.has_optional_keyword()) return false;
   if (f.file()->syntax() != FileDescriptor::SYNTAX_PROTO3) return false;
+  if (f.containing_oneof() != nullptr && f.cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+    return false;
+  }
   switch (f.type()) {
     case FieldDescriptor::TYPE_STRING:
     case FieldDescriptor::TYPE_BOOL:
@@ -37,7 +51,7 @@ bool Handled(const FieldDescriptor& f) {
     case FieldDescriptor::TYPE_FIXED64:
       return true;
     case FieldDescriptor::TYPE_MESSAGE:
-      return f.message_type()->file()->package() != "google.protobuf";
+      return HandledMessage(*f.message_type());
     default:
       return false;
   }
@@ -160,11 +174,11 @@ bool AppendQuoted(std::string_view text, std::string* out) {
   return true;
 }
 
-bool PrintMessage(const Message& message, std::string* out);
+bool PrintMessage(const Message& message, int depth, std::string* out);
 
 // One value of `f` (element `index` when repeated).
 bool PrintValue(const Message& message, const Reflection& r, const FieldDescriptor& f, int index,
-                std::string* out) {
+                int depth, std::string* out) {
   const bool repeated = f.is_repeated();
   switch (f.cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
@@ -199,39 +213,41 @@ bool PrintValue(const Message& message, const Reflection& r, const FieldDescript
     }
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return PrintMessage(
-          repeated ? r.GetRepeatedMessage(message, &f, index) : r.GetMessage(message, &f), out);
+          repeated ? r.GetRepeatedMessage(message, &f, index) : r.GetMessage(message, &f),
+          depth + 1, out);
     default:
       return false;  // not reached: Handled() said which types come here
   }
 }
 
-bool PrintMessage(const Message& message, std::string* out) {
+// `depth`: this message's nesting, 1 for the top. protobuf's printer fails past 64; the fast
+// path leaves anything past kFastJsonDepthMax to it.
+bool PrintMessage(const Message& message, int depth, std::string* out) {
   const Descriptor& d = *message.GetDescriptor();
   const Reflection& r = *message.GetReflection();
+  if (depth > kFastJsonDepthMax || !HandledMessage(d)) return false;
   out->push_back('{');
   bool first = true;
   for (int i = 0; i < d.field_count(); ++i) {
     const FieldDescriptor& f = *d.field(i);
     if (!Handled(f)) return false;
     const bool repeated = f.is_repeated();
-    if (!repeated &&
-        (f.containing_oneof() != nullptr || f.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) &&
-        !r.HasField(message, &f)) {
-      continue;  // an unset message field, or a oneof's members but the one set
+    if (!repeated && f.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !r.HasField(message, &f)) {
+      continue;  // an unset message field (a oneof's members but the one set among them)
     }
     if (!first) out->push_back(',');
     first = false;
     if (!AppendQuoted(f.json_name(), out)) return false;
     out->push_back(':');
     if (!repeated) {
-      if (!PrintValue(message, r, f, 0, out)) return false;
+      if (!PrintValue(message, r, f, 0, depth, out)) return false;
       continue;
     }
     out->push_back('[');
     const int size = r.FieldSize(message, &f);
     for (int k = 0; k < size; ++k) {
       if (k > 0) out->push_back(',');
-      if (!PrintValue(message, r, f, k, out)) return false;
+      if (!PrintValue(message, r, f, k, depth, out)) return false;
     }
     out->push_back(']');
   }
@@ -240,8 +256,6 @@ bool PrintMessage(const Message& message, std::string* out) {
 }
 
 // --- parsing -------------------------------------------------------------------------------
-
-constexpr int kFieldsMax = 64;  // a message with more fields goes to protobuf
 
 class Parser {
  public:
@@ -514,7 +528,7 @@ class Parser {
     if (depth > kFastJsonDepthMax || !Consume('{')) return false;
     const Descriptor& d = *message->GetDescriptor();
     const Reflection& r = *message->GetReflection();
-    if (d.field_count() > kFieldsMax || d.oneof_decl_count() > kFieldsMax) return false;
+    if (!HandledMessage(d)) return false;
     uint64_t seen_fields = 0;
     uint64_t seen_oneofs = 0;
     SkipSpace();
@@ -580,7 +594,7 @@ class Parser {
 
 bool TryPrintJsonFast(const Message& message, std::string* out) {
   out->clear();
-  return PrintMessage(message, out);
+  return PrintMessage(message, 1, out);
 }
 
 bool TryParseJsonFast(std::string_view json, Message* message) {

@@ -10,9 +10,10 @@
 //   order, lowerCamelCase names, int64 and uint64 quoted, every primitive field at its
 //   default, empty repeated fields as [], a oneof's set member only, an unset message field
 //   left out, strings escaped as protobuf escapes them). False, with `out` unspecified, for
-//   a message it does not handle: a field of type enum, float, double or bytes, a map, a
-//   proto3 `optional`, a group, an extension, a well-known type, or a string that is not
-//   valid UTF-8; the caller then asks protobuf.
+//   a message it does not handle: a proto2 message or a well-known type (at any depth), a
+//   field of type enum, float, double or bytes, a map, a proto3 `optional`, a scalar member
+//   of a oneof (protobuf prints it last), an extension, nesting past kFastJsonDepthMax, or
+//   a string that is not valid UTF-8; the caller then asks protobuf.
 // - TryParseJsonFast(json, &message): true with `message` exactly what ParseJson's full
 //   path (JsonStringToMessage, unknown fields refused, then the shape check) would give.
 //   It takes only a strict canonical subset: one JSON object (whitespace around tokens),
@@ -20,8 +21,9 @@
 //   member of a oneof; strings (any escape, valid UTF-8) for string fields; true/false for
 //   bools; integers (a JSON integer without fraction or exponent, no leading zeros, or the
 //   same in a string) in the field's range; objects for message fields; arrays of these for
-//   repeated ones; nesting up to kFastJsonDepthMax. Anything else (null, an unknown key, a
-//   type it does not handle, a malformed document) is false, with `message` unspecified:
+//   repeated ones; nesting up to kFastJsonDepthMax; the message types and fields the
+//   printer handles. Anything else (null, an unknown key, a type or field it does not
+//   handle, a malformed document) is false, with `message` unspecified:
 //   the caller clears it and runs the full path, which gives the exact error.
 // Thread-safety: free functions, safe from any thread.
 #ifndef COURTPIECE_SERVICES_GATEWAY_FAST_JSON_H_

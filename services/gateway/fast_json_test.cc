@@ -18,9 +18,14 @@
 #include "courtpiece/client/v1/client.pb.h"
 #include "courtpiece/common/test_scale.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/dynamic_message.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/timestamp.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "google/protobuf/wrappers.pb.h"
 #include "gtest/gtest.h"
 #include "services/gateway/json_codec.h"
 
@@ -180,7 +185,7 @@ TEST(FastJsonTest, PrintsEveryClientMessageExactlyAsProtobufDoes) {
       }
       ++fast;
       ASSERT_EQ(out, ProtobufPrint(*message)) << d->full_name() << " " << message->DebugString();
-      EXPECT_EQ(PrintJson(*message), out);
+      EXPECT_EQ(PrintJsonFullPath(*message), out);  // what the gateway answered before
     }
   }
   EXPECT_GT(fast, fallback);  // only a few messages have bytes or enums
@@ -277,8 +282,11 @@ class Writer {
         if (cp == '"' || cp == '\\' || (cp == '/' && Below(2) == 0)) {
           out->push_back('\\');
           out->push_back(static_cast<char>(cp));
-        } else if (cp == '\n' && Below(2) == 0) {
-          out->append("\\n");
+        } else if ((cp == '\n' || cp == '\b' || cp == '\f' || cp == '\r' || cp == '\t') &&
+                   Below(2) == 0) {
+          static const char kShort[] = {'b', 't', 'n', 'v', 'f', 'r'};  // \b is 8, \r is 13
+          out->push_back('\\');
+          out->push_back(kShort[cp - '\b']);
         } else if (cp < 0x10000) {
           std::string hex = absl::StrCat(absl::Hex(cp, absl::kZeroPad4));
           if (Below(2) == 0) hex = absl::AsciiStrToUpper(hex);
@@ -442,7 +450,7 @@ TEST(FastJsonTest, WhatItAcceptsOfMutatedDocumentsProtobufParsesTheSame) {
     ASSERT_TRUE(ProtobufParse(json, reference.get())) << json;
     ASSERT_TRUE(MessageDifferencer::Equals(*reference, *fast)) << json;
     std::unique_ptr<Message> full(message->New());
-    ASSERT_TRUE(ParseJson(json, full.get()).ok()) << json;
+    ASSERT_TRUE(ParseJsonFullPath(json, full.get()).ok()) << json;  // protobuf + shape check
     ASSERT_TRUE(MessageDifferencer::Equals(*full, *fast)) << json;
   }
   EXPECT_GT(accepted, 0);
@@ -479,9 +487,133 @@ TEST(FastJsonTest, LeavesToProtobufWhatItDoesNotTake) {
        }) {
     EXPECT_FALSE(TryParseJsonFast(json, &request)) << json;
   }
-  std::string deep;
-  for (int i = 0; i < kFastJsonDepthMax + 1; ++i) deep += R"({"event":)";
-  EXPECT_FALSE(TryParseJsonFast(deep, &request));
+}
+
+// Shapes client.proto does not have, declared at run time: the fast path must decline them
+// (or, where it takes them, agree with protobuf).
+class FastJsonShapesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    google::protobuf::FileDescriptorProto proto3, proto2;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          name: "shapes3.proto"
+          package: "shapes"
+          syntax: "proto3"
+          message_type {
+            name: "Rec"
+            field {
+              name: "child"
+              number: 1
+              label: LABEL_OPTIONAL
+              type: TYPE_MESSAGE
+              type_name: ".shapes.Rec"
+              json_name: "child"
+            }
+            field { name: "v" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 json_name: "v" }
+          }
+          message_type {
+            name: "ScalarOneof"
+            field {
+              name: "before"
+              number: 1
+              label: LABEL_OPTIONAL
+              type: TYPE_STRING
+              json_name: "before"
+            }
+            field {
+              name: "ai"
+              number: 2
+              label: LABEL_OPTIONAL
+              type: TYPE_INT32
+              oneof_index: 0
+              json_name: "ai"
+            }
+            field { name: "mid" number: 3 label: LABEL_OPTIONAL type: TYPE_STRING json_name: "mid" }
+            oneof_decl { name: "a" }
+          }
+        )pb",
+        &proto3));
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          name: "shapes2.proto"
+          package: "shapes"
+          syntax: "proto2"
+          message_type {
+            name: "Req"
+            field { name: "a" number: 1 label: LABEL_REQUIRED type: TYPE_INT32 json_name: "a" }
+          }
+        )pb",
+        &proto2));
+    ASSERT_NE(pool_.BuildFile(proto3), nullptr);
+    ASSERT_NE(pool_.BuildFile(proto2), nullptr);
+  }
+
+  std::unique_ptr<Message> Make(const std::string& name) {
+    const Descriptor* d = pool_.FindMessageTypeByName(name);
+    EXPECT_NE(d, nullptr) << name;
+    return std::unique_ptr<Message>(factory_.GetPrototype(d)->New());
+  }
+
+  google::protobuf::DescriptorPool pool_;
+  google::protobuf::DynamicMessageFactory factory_{&pool_};
+};
+
+TEST_F(FastJsonShapesTest, NestingPastTheLimitIsLeftToProtobuf) {
+  for (int depth = 1; depth <= kFastJsonDepthMax + 2; ++depth) {
+    std::unique_ptr<Message> top = Make("shapes.Rec");
+    Message* m = top.get();
+    for (int i = 1; i < depth; ++i) {
+      m->GetReflection()->SetInt32(m, m->GetDescriptor()->FindFieldByName("v"), i);
+      m = m->GetReflection()->MutableMessage(m, m->GetDescriptor()->FindFieldByName("child"));
+    }
+    std::string out;
+    const bool fast = TryPrintJsonFast(*top, &out);
+    EXPECT_EQ(fast, depth <= kFastJsonDepthMax) << depth;
+    const std::string reference = ProtobufPrint(*top);
+    if (fast) {
+      EXPECT_EQ(out, reference) << depth;
+    }
+    EXPECT_EQ(PrintJson(*top), reference) << depth;
+    std::unique_ptr<Message> back = Make("shapes.Rec");
+    EXPECT_EQ(TryParseJsonFast(reference, back.get()), depth <= kFastJsonDepthMax) << depth;
+    ASSERT_TRUE(ParseJson(reference, back.get()).ok()) << depth;
+    EXPECT_TRUE(MessageDifferencer::Equals(*top, *back)) << depth;
+  }
+}
+
+TEST_F(FastJsonShapesTest, AScalarOneofMemberIsLeftToProtobufWhichPrintsItLast) {
+  std::unique_ptr<Message> m = Make("shapes.ScalarOneof");
+  m->GetReflection()->SetInt32(m.get(), m->GetDescriptor()->FindFieldByName("ai"), 0);
+  std::string out;
+  EXPECT_FALSE(TryPrintJsonFast(*m, &out));
+  EXPECT_EQ(PrintJson(*m), R"({"before":"","mid":"","ai":0})");
+  std::unique_ptr<Message> back = Make("shapes.ScalarOneof");
+  EXPECT_FALSE(TryParseJsonFast(R"({"ai":3})", back.get()));
+  ASSERT_TRUE(ParseJson(R"({"ai":3})", back.get()).ok());
+  EXPECT_EQ(back->GetReflection()->GetInt32(*back, back->GetDescriptor()->FindFieldByName("ai")),
+            3);
+}
+
+TEST_F(FastJsonShapesTest, Proto2AndWellKnownTypesAreLeftToProtobuf) {
+  std::unique_ptr<Message> req = Make("shapes.Req");
+  std::string out;
+  EXPECT_FALSE(TryParseJsonFast("{}", req.get()));
+  EXPECT_FALSE(ParseJson("{}", req.get()).ok());  // a = 1 is required
+  req->GetReflection()->SetInt32(req.get(), req->GetDescriptor()->FindFieldByName("a"), 1);
+  EXPECT_FALSE(TryPrintJsonFast(*req, &out));
+
+  google::protobuf::Timestamp at;
+  at.set_seconds(5);
+  EXPECT_FALSE(TryPrintJsonFast(at, &out));
+  EXPECT_EQ(PrintJson(at), R"("1970-01-01T00:00:05Z")");
+  EXPECT_FALSE(TryParseJsonFast(R"({"seconds":"5"})", &at));
+  google::protobuf::Value value;
+  EXPECT_FALSE(TryParseJsonFast(R"({"stringValue":"x"})", &value));
+  google::protobuf::Int32Value wrapped;
+  wrapped.set_value(3);
+  EXPECT_FALSE(TryPrintJsonFast(wrapped, &out));
+  EXPECT_EQ(PrintJson(wrapped), "3");
 }
 
 TEST(FastJsonTest, ParsesTheLimitsOfEachIntegerType) {

@@ -158,6 +158,10 @@ absl::Status ParseJson(std::string_view json, google::protobuf::Message* message
   // The canonical documents clients send take the fast path; everything else (and every
   // error) is protobuf's parser's, then CheckShape's.
   if (TryParseJsonFast(json, message)) return absl::OkStatus();
+  return ParseJsonFullPath(json, message);
+}
+
+absl::Status ParseJsonFullPath(std::string_view json, google::protobuf::Message* message) {
   message->Clear();
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
@@ -182,6 +186,10 @@ absl::Status ParseJson(std::string_view json, google::protobuf::Message* message
 
 std::string PrintJson(const google::protobuf::Message& message) {
   if (std::string fast; TryPrintJsonFast(message, &fast)) return fast;
+  return PrintJsonFullPath(message);
+}
+
+std::string PrintJsonFullPath(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = false;

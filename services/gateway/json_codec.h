@@ -2,7 +2,8 @@
 // reaches a web client: an HTTP status with a JSON error body, or a WebSocket close code and
 // reason (docs/gateway.md "HTTP and WebSocket front", /work design "Error mapping").
 //
-// Contract: ParseJson fills `message` from JSON text, refusing unknown fields and wrong
+// Contract: ParseJson fills `message` from JSON text (canonical documents through
+// fast_json.h, with the same result), refusing unknown fields and wrong
 // types with INVALID_ARGUMENT carrying the parser's message; the message is cleared first.
 // PrintJson prints lowerCamelCase names, int64 as strings and every primitive field, even
 // at its default. HttpStatusFor maps gRPC codes to HTTP statuses (OK 200, ... others 500);
@@ -27,6 +28,11 @@ inline constexpr size_t kWsReasonMax = 120;  // bytes; the WebSocket limit is 12
 
 absl::Status ParseJson(std::string_view json, google::protobuf::Message* message);
 std::string PrintJson(const google::protobuf::Message& message);
+// The full path alone (protobuf's converter; for a parse, then the shape check): what
+// ParseJson and PrintJson answer whenever fast_json.h's fast path declines. For the tests
+// that hold the fast path to it.
+absl::Status ParseJsonFullPath(std::string_view json, google::protobuf::Message* message);
+std::string PrintJsonFullPath(const google::protobuf::Message& message);
 
 // "INVALID_ARGUMENT" etc.
 std::string GrpcCodeName(absl::StatusCode code);
