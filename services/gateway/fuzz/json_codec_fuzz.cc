@@ -78,12 +78,16 @@ void FastPathAgrees(std::string_view input) {
                  google::protobuf::StringPiece(input.data(), input.size()), &reference, parse)
                  .ok());
   FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(fast, reference));
+  Message full;  // protobuf's parser, then the shape check: the gateway's answer before
+  FUZZ_CHECK(courtpiece::gateway::ParseJsonFullPath(input, &full).ok());
+  FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(fast, full));
   std::string printed, expected;
   if (!courtpiece::gateway::TryPrintJsonFast(fast, &printed)) return;
   google::protobuf::util::JsonPrintOptions print;
   print.always_print_primitive_fields = true;
   FUZZ_CHECK(google::protobuf::util::MessageToJsonString(fast, &expected, print).ok());
   FUZZ_CHECK(printed == expected);
+  FUZZ_CHECK(printed == courtpiece::gateway::PrintJsonFullPath(fast));
 }
 
 }  // namespace
