@@ -29,9 +29,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
 
   void Start(const std::string& player_id, table::v1::OpenTable open) {
     self_ = shared_from_this();
-    live_id_ = live_->Started([weak = weak_from_this()] {
-      if (std::shared_ptr<PlayCall> call = weak.lock(); call != nullptr) call->Cancel();
-    });
+    live_id_ = live_->StartedCancellable(self_);
     context_.AddMetadata(kPlayerIdMetadata, player_id);
     *writing_.mutable_open() = std::move(open);
     write_in_flight_ = true;
@@ -138,10 +136,7 @@ class PlayCall final : public grpc::ClientBidiReactor<PlayRequest, PlayResponse>
     std::shared_ptr<UpstreamObserver> observer = std::move(observer_);
     observer->OnEnd(common::FromGrpcStatus(status), std::move(owner_addr));
     observer.reset();  // before Finished: nothing of ours is held after it
-    std::shared_ptr<LiveCalls> live = live_;
-    const uint64_t live_id = live_id_;
-    { std::shared_ptr<PlayCall> last = std::move(self_); }  // may free this
-    live->Finished(live_id);
+    LiveCalls::Release(live_, live_id_, self_);  // may free this: the last step
   }
 
  private:

@@ -7,39 +7,11 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "services/gateway/fast_json.h"
+#include "services/gateway/utf8.h"
 
 namespace courtpiece::gateway {
 
 namespace {
-
-// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), or 0.
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char c = byte(0);
-  if (c < 0x80) return 1;
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-  if (c >= 0xc2 && c <= 0xdf) {
-    len = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size()) return 0;
-  if (byte(1) < lo || byte(1) > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if ((byte(k) & 0xc0) != 0x80) return 0;
-  }
-  return len;
-}
 
 // A JSON string literal (quotes included) of arbitrary bytes: control characters escaped,
 // the text made valid UTF-8 first (SanitizeUtf8) so the body is always valid JSON.
@@ -142,13 +114,12 @@ std::string SanitizeUtf8(std::string_view text) {
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
-    const size_t len = Utf8SequenceLength(text, i);
-    if (len == 0) {
+    const size_t start = i;
+    if (NextCodePoint(text, &i) < 0) {
       out += "\xef\xbf\xbd";  // U+FFFD
       ++i;
     } else {
-      out.append(text.substr(i, len));
-      i += len;
+      out.append(text.substr(start, i - start));
     }
   }
   return out;

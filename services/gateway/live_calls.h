@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "absl/time/time.h"
@@ -35,6 +36,23 @@ class LiveCalls {
   // finished or `timeout` passed. Returns how many were still running then (0: all ended).
   int CancelAndWait(absl::Duration timeout);
   int running() const;
+
+  // For a callback-API call object that holds itself (`self`) until its OnDone and has a
+  // Cancel(): Started with a cancel through a weak pointer to it.
+  template <typename CallT>
+  uint64_t StartedCancellable(const std::shared_ptr<CallT>& call) {
+    return Started([weak = std::weak_ptr<CallT>(call)] {
+      if (std::shared_ptr<CallT> c = weak.lock(); c != nullptr) c->Cancel();
+    });
+  }
+  // The last step of such a call's OnDone: drops `self` (which may free the call: the caller
+  // uses nothing of it afterwards), then Finished(id). `live` is a copy, so the set outlives
+  // the call.
+  template <typename CallT>
+  static void Release(std::shared_ptr<LiveCalls> live, uint64_t id, std::shared_ptr<CallT>& self) {
+    { std::shared_ptr<CallT> last = std::move(self); }
+    live->Finished(id);
+  }
 
  private:
   mutable std::mutex mu_;

@@ -44,9 +44,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
   // end (it owes a start), so that session always lands on a live stream.
   void Start() {
     self_ = shared_from_this();
-    live_id_ = live_->Started([weak = weak_from_this()] {
-      if (std::shared_ptr<Call> call = weak.lock(); call != nullptr) call->Cancel();
-    });
+    live_id_ = live_->StartedCancellable(self_);
     starts_.Begin();  // owed by the creator's first OpenSession
     stub_->async()->PlayMux(&context_, this);
     StartRead(&reading_);
@@ -205,10 +203,7 @@ class MuxTableDialer::Call final : public grpc::ClientBidiReactor<PlayMuxRequest
       e.observer->OnEnd(e.cancelled ? absl::CancelledError("cancelled by the gateway") : why, "");
     }
     left.clear();  // the observers go before Finished: nothing of ours is held after it
-    std::shared_ptr<LiveCalls> live = live_;
-    const uint64_t live_id = live_id_;
-    { std::shared_ptr<Call> last = std::move(self_); }  // may free this
-    live->Finished(live_id);
+    LiveCalls::Release(live_, live_id_, self_);  // may free this: the last step
   }
 
  private:
