@@ -245,6 +245,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // A port held by another process must fail loudly, not silently share its traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
+  std::vector<AsyncService*> async_services;
+  for (grpc::Service* service : services) {
+    if (auto* async = dynamic_cast<AsyncService*>(service)) async_services.push_back(async);
+  }
+  std::unique_ptr<AsyncQueues> queues;
+  if (!async_services.empty()) queues = AsyncQueues::ForServer(builder, options.async_queues);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               options.sync_max_pollers);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
@@ -262,12 +268,17 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return absl::UnavailableError(
         absl::StrCat("gRPC server could not listen on \"", options.listen_address, "\""));
   }
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), std::move(gate), port));
+  if (queues != nullptr) {
+    queues->StartThreads();
+    for (AsyncService* async : async_services) async->ServeOn(*queues);
+  }
+  return std::unique_ptr<GrpcServer>(
+      new GrpcServer(std::move(server), std::move(gate), port, std::move(queues)));
 }
 
 GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate,
-                       int port)
-    : server_(std::move(server)), gate_(std::move(gate)), port_(port) {
+                       int port, std::unique_ptr<AsyncQueues> queues)
+    : queues_(std::move(queues)), server_(std::move(server)), gate_(std::move(gate)), port_(port) {
   SetServing(true);
 }
 
@@ -309,6 +320,8 @@ void GrpcServer::Shutdown(absl::Time deadline) {
   //    deadline passed), so the short deadline only stops idle client connections from
   //    holding the shutdown until they hang up; what is left at it is cancelled (UNAVAILABLE).
   server_->Shutdown(absl::ToChronoTime(std::min(deadline, absl::Now() + kCloseConnectionsGrace)));
+  // 4. The async methods' queues: every call was cancelled by now; deliver what is left.
+  if (queues_ != nullptr) queues_->Stop();
   shut_down_ = true;
 }
 

@@ -29,6 +29,11 @@
 // not gated. The destructor shuts down immediately if Shutdown() was not called. A service
 // object may be passed to Start again after the earlier server was destroyed. Transport is
 // plaintext (inside the cluster).
+// Async-API methods: a service that is also an AsyncService gets the server's completion
+// queues (options.async_queues of them, each polled by a thread of the server) once the
+// server has started, and requests its calls on them. Shutdown, after gRPC's own shutdown
+// (which cancels every call left), refuses every further operation (AsyncQueues::TryStart),
+// shuts the queues down and returns once every operation's Done has run.
 // Thread-safety: every method is safe from any thread; Shutdown() is idempotent.
 #ifndef COURTPIECE_COMMON_GRPC_SERVER_H_
 #define COURTPIECE_COMMON_GRPC_SERVER_H_
@@ -42,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "courtpiece/common/clock.h"
+#include "courtpiece/common/grpc_async.h"
 #include "courtpiece/common/metrics.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/impl/codegen/service_type.h"
@@ -52,6 +58,17 @@ namespace courtpiece::common {
 
 class DrainGate;  // grpc_server.cc: admits calls until Shutdown, counts them in flight
 
+// A service with async-API methods (beside sync or callback ones). GrpcServer::Start calls
+// ServeOn once the server has started; the service requests its first calls there, on
+// queues.server_queue(i), through queues.TryStart.
+class AsyncService {
+ public:
+  virtual void ServeOn(AsyncQueues& queues) = 0;
+
+ protected:
+  ~AsyncService() = default;
+};
+
 struct GrpcServerOptions {
   std::string listen_address = "0.0.0.0:0";         // host:port; port 0: any free port
   int max_receive_message_bytes = 4 * 1024 * 1024;  // larger requests: RESOURCE_EXHAUSTED
@@ -61,6 +78,9 @@ struct GrpcServerOptions {
   // server with more concurrent calls start and end a thread for nearly every call.
   int sync_max_pollers = 32;
   bool enable_reflection = true;  // grpc.reflection.v1alpha
+  // Completion queues, each with its own polling thread, for the services that are
+  // AsyncServices (none are made without one; grpc_async.h says why several).
+  int async_queues = 4;
 };
 
 class GrpcServer {
@@ -90,8 +110,10 @@ class GrpcServer {
   int running_at_drain_end();
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate, int port);
+  GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate, int port,
+             std::unique_ptr<AsyncQueues> queues);
 
+  std::unique_ptr<AsyncQueues> queues_;  // null without an AsyncService; outlives server_
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<DrainGate> gate_;  // shared with the handlers it wraps
   const int port_;
