@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/common/grpc_status.h"
 
 namespace courtpiece::gateway {
@@ -18,123 +20,166 @@ namespace {
 namespace cv1 = client::v1;
 constexpr char kKind[] = "grpc";
 
-std::string Metadata(const grpc::CallbackServerContext& ctx, const char* key) {
+std::string Metadata(const grpc::ServerContextBase& ctx, const char* key) {
   auto it = ctx.client_metadata().find(key);
   if (it == ctx.client_metadata().end()) return "";
   return std::string(it->second.data(), it->second.size());
 }
 
-class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::PlayResponse> {
+}  // namespace
+
+// One Play call on the async API, from the request for it to the last operation's Done:
+// the request, then at most one read, one write and the finish outstanding at a time. Every
+// operation starts through queues.TryStart; a refused start (the server is stopping) means
+// the call is done. A live call always has an operation outstanding; the completion that
+// leaves it with none once it is done deletes it (Release). The state is guarded by the
+// sink's mutex: the relay calls the sink from its own threads.
+class GrpcPlayCall {
  public:
-  // The connection's ClientSink: outlives the reactor (the session holds it) and then
-  // ignores calls.
+  // The connection's ClientSink: outlives the call (the relay holds it) and then ignores
+  // calls.
   class Sink final : public ClientSink {
    public:
-    explicit Sink(PlayReactor* reactor) : reactor_(reactor) {}
+    explicit Sink(GrpcPlayCall* call) : call_(call) {}
     bool Send(cv1::PlayResponse message) override {
       std::lock_guard<std::mutex> lock(mu_);
-      if (reactor_ == nullptr) return false;
-      return reactor_->EnqueueLocked(std::move(message));
+      if (call_ == nullptr) return false;
+      return call_->EnqueueLocked(std::move(message));
     }
     void Finish(const absl::Status& status) override {
       std::lock_guard<std::mutex> lock(mu_);
-      if (reactor_ != nullptr) reactor_->FinishLocked(status);
+      if (call_ != nullptr) call_->FinishLocked(status);
     }
-    void Detach() {
-      std::lock_guard<std::mutex> lock(mu_);
-      reactor_ = nullptr;
-    }
-    std::mutex& mu() { return mu_; }
 
    private:
+    friend class GrpcPlayCall;
     std::mutex mu_;
-    PlayReactor* reactor_;  // guarded by mu_; null once the reactor is done
+    GrpcPlayCall* call_;  // guarded by mu_; null once the call is deleted
   };
 
-  PlayReactor(grpc::CallbackServerContext* ctx, PlayService& play, const TokenGate& gate,
-              GatewayMetrics& metrics, const GrpcFrontOptions& options, PlayStreamSet& streams)
-      : metrics_(metrics),
-        options_(options),
-        streams_(streams),
-        sink_(std::make_shared<Sink>(this)) {
-    metrics_.ConnectionOpened(kKind);
-    absl::StatusOr<auth::Claims> claims = gate.Authenticate(Metadata(*ctx, "authorization"));
-    if (!claims.ok()) {
-      std::lock_guard<std::mutex> lock(sink_->mu());
-      FinishLocked(claims.status());
-      return;
-    }
-    stream_id_ = streams_.Add(sink_);
-    {
-      std::lock_guard<std::mutex> lock(conn_mu_);
-      conn_ = play.Connect(claims->player_id, ctx->peer(), sink_);
-    }
-    StartRead(&reading_);
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {  // half-close or gone: the end of this connection
-      ClientGone();
-      sink_->Finish(absl::OkStatus());
-      return;
-    }
-    if (reading_.ByteSizeLong() > static_cast<size_t>(options_.play_message_bytes_max)) {
-      ClientGone();
-      sink_->Finish(absl::ResourceExhaustedError(
-          absl::StrCat("message over ", options_.play_message_bytes_max, " bytes")));
-      return;
-    }
-    if (reading_.has_open()) reading_.mutable_open()->clear_access_token();
-    {
-      std::lock_guard<std::mutex> lock(conn_mu_);
-      if (conn_ != nullptr && !gone_) conn_->OnClientMessage(std::move(reading_));
-    }
-    reading_.Clear();
-    // No new operation once the stream is finishing (the relay may have ended it just now);
-    // under the sink's lock, so Finish cannot slip in between.
-    std::lock_guard<std::mutex> lock(sink_->mu());
-    if (finish_.has_value() || finished_) return;
-    StartRead(&reading_);
-  }
-
-  void OnWriteDone(bool ok) override {
-    std::lock_guard<std::mutex> lock(sink_->mu());
-    write_in_flight_ = false;
-    if (!ok) {  // the client is gone; OnCancel / OnDone follow
-      queue_.clear();
-      if (finish_.has_value()) FinishNowLocked();
-      return;
-    }
-    WriteNextLocked();
-  }
-
-  void OnCancel() override { ClientGone(); }
-
-  void OnDone() override {
-    ClientGone();
-    if (stream_id_ != 0) streams_.Remove(stream_id_);
-    sink_->Detach();
-    metrics_.ConnectionClosed(kKind);
-    delete this;
+  // Requests the next Play call on queue `index` (a call object waits for it).
+  static void Request(GrpcFront& front, common::AsyncQueues& queues, size_t index) {
+    auto* call = new GrpcPlayCall(front, queues, index);
+    std::unique_lock<std::mutex> lock(call->sink_->mu_);
+    grpc::ServerCompletionQueue* cq = queues.server_queue(index);
+    call->StartLocked(
+        [&] { front.RequestPlay(&call->ctx_, &call->stream_, cq, cq, &call->accept_op_); });
+    call->ReleaseLocked(lock);
   }
 
  private:
-  // Tells the relay once; conn_mu_ serialises the calls into the connection.
-  void ClientGone() {
-    std::shared_ptr<PlayConnection> conn;
+  using Lock = std::unique_lock<std::mutex>;
+
+  struct Op final : common::AsyncOp {
+    Op(GrpcPlayCall* c, void (GrpcPlayCall::*f)(bool)) : call(c), fn(f) {}
+    void Done(bool ok) override { (call->*fn)(ok); }
+    GrpcPlayCall* call;
+    void (GrpcPlayCall::*fn)(bool);
+  };
+
+  GrpcPlayCall(GrpcFront& front, common::AsyncQueues& queues, size_t index)
+      : front_(front), queues_(queues), index_(index), sink_(std::make_shared<Sink>(this)) {}
+
+  void OnAccepted(bool ok) {
+    if (!ok) {  // the server is shutting down
+      Lock lock(sink_->mu_);
+      done_ = true;
+      EndOpLocked(lock);
+      return;
+    }
+    accepted_ = true;
+    Request(front_, queues_, index_);  // the next caller's
+    front_.metrics_.ConnectionOpened(kKind);
+    absl::StatusOr<auth::Claims> claims =
+        front_.gate_.Authenticate(Metadata(ctx_, "authorization"));
+    if (!claims.ok()) {
+      Lock lock(sink_->mu_);
+      FinishLocked(claims.status());
+      EndOpLocked(lock);
+      return;
+    }
+    stream_id_ = front_.streams_.Add(sink_);
     {
       std::lock_guard<std::mutex> lock(conn_mu_);
-      if (gone_) return;
-      gone_ = true;
-      conn = conn_;
-      if (conn != nullptr) conn->OnClientGone();
+      conn_ = front_.play_.Connect(claims->player_id, ctx_.peer(), sink_);
     }
+    Lock lock(sink_->mu_);
+    StartReadLocked();
+    EndOpLocked(lock);
+  }
+
+  void OnReadDone(bool ok) {
+    if (!ok) {  // half-close, cancel or the server's end: the end of this connection
+      ClientGone();
+      sink_->Finish(absl::OkStatus());
+    } else if (reading_.ByteSizeLong() >
+               static_cast<size_t>(front_.options_.play_message_bytes_max)) {
+      ClientGone();
+      sink_->Finish(absl::ResourceExhaustedError(
+          absl::StrCat("message over ", front_.options_.play_message_bytes_max, " bytes")));
+    } else {
+      if (reading_.has_open()) reading_.mutable_open()->clear_access_token();
+      {
+        std::lock_guard<std::mutex> lock(conn_mu_);
+        if (conn_ != nullptr && !gone_) conn_->OnClientMessage(std::move(reading_));
+      }
+      reading_.Clear();
+      Lock lock(sink_->mu_);
+      StartReadLocked();
+      EndOpLocked(lock);
+      return;
+    }
+    Lock lock(sink_->mu_);
+    EndOpLocked(lock);
+  }
+
+  void OnWriteDone(bool ok) {
+    Lock lock(sink_->mu_);
+    write_in_flight_ = false;
+    if (!ok) {  // the client is gone; the read fails too
+      broken_ = true;
+      queue_.clear();
+    }
+    WriteNextLocked();
+    EndOpLocked(lock);
+  }
+
+  void OnFinishDone(bool /*ok*/) {
+    Lock lock(sink_->mu_);
+    done_ = true;
+    EndOpLocked(lock);
+  }
+
+  // Tells the relay once; conn_mu_ serialises the calls into the connection.
+  void ClientGone() {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    if (gone_) return;
+    gone_ = true;
+    if (conn_ != nullptr) conn_->OnClientGone();
+  }
+
+  // Starts one operation (counted in pending_) unless the server is stopping, in which case
+  // the call is done.
+  bool StartLocked(absl::FunctionRef<void()> start) {
+    if (done_) return false;
+    if (!queues_.TryStart(start)) {
+      done_ = true;
+      return false;
+    }
+    ++pending_;
+    return true;
+  }
+
+  // No new read once the stream is finishing (the relay may have ended it just now).
+  void StartReadLocked() {
+    if (finish_.has_value() || finished_) return;
+    StartLocked([this] { stream_.Read(&reading_, &read_op_); });
   }
 
   bool EnqueueLocked(cv1::PlayResponse message) {
-    if (finish_.has_value() || finished_) return false;
-    if (static_cast<int>(queue_.size()) >= options_.send_queue_max) {
-      metrics_.SendQueueDrop(kKind);
+    if (finish_.has_value() || finished_ || done_ || broken_) return false;
+    if (static_cast<int>(queue_.size()) >= front_.options_.send_queue_max) {
+      front_.metrics_.SendQueueDrop(kKind);
       queue_.clear();
       FinishLocked(absl::ResourceExhaustedError("slow reader"));
       return false;
@@ -152,8 +197,11 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
     }
     writing_ = std::move(queue_.front());
     queue_.pop_front();
-    write_in_flight_ = true;
-    StartWrite(&writing_);
+    if (StartLocked([this] { stream_.Write(writing_, &write_op_); })) {
+      write_in_flight_ = true;
+    } else {
+      queue_.clear();
+    }
   }
 
   // After the messages already queued (a slow reader's queue was cleared first).
@@ -166,29 +214,55 @@ class PlayReactor final : public grpc::ServerBidiReactor<cv1::PlayRequest, cv1::
   void FinishNowLocked() {
     if (finished_) return;
     finished_ = true;
-    Finish(common::ToGrpcStatus(*finish_));
+    StartLocked([this] { stream_.Finish(common::ToGrpcStatus(*finish_), &finish_op_); });
   }
 
-  GatewayMetrics& metrics_;
-  const GrpcFrontOptions& options_;
-  PlayStreamSet& streams_;
-  uint64_t stream_id_ = 0;  // in streams_ (0: never added: refused before Connect)
+  // One operation has completed; the call is deleted when it was the last and nothing more
+  // can start.
+  void EndOpLocked(Lock& lock) {
+    COURTPIECE_CHECK(pending_ > 0, "operation completed twice");
+    --pending_;
+    ReleaseLocked(lock);
+  }
+
+  void ReleaseLocked(Lock& lock) {
+    if (pending_ > 0 || !done_) return;
+    sink_->call_ = nullptr;
+    lock.unlock();
+    ClientGone();
+    if (stream_id_ != 0) front_.streams_.Remove(stream_id_);
+    if (accepted_) front_.metrics_.ConnectionClosed(kKind);
+    delete this;
+  }
+
+  GrpcFront& front_;
+  common::AsyncQueues& queues_;
+  const size_t index_;
   const std::shared_ptr<Sink> sink_;
+  grpc::ServerContext ctx_;
+  grpc::ServerAsyncReaderWriter<cv1::PlayResponse, cv1::PlayRequest> stream_{&ctx_};
+  Op accept_op_{this, &GrpcPlayCall::OnAccepted};
+  Op read_op_{this, &GrpcPlayCall::OnReadDone};
+  Op write_op_{this, &GrpcPlayCall::OnWriteDone};
+  Op finish_op_{this, &GrpcPlayCall::OnFinishDone};
+  bool accepted_ = false;     // set on the accept's completion, read by the last completion
+  uint64_t stream_id_ = 0;    // in streams_ (0: never added: refused before Connect)
   cv1::PlayRequest reading_;  // owned by the read in flight
 
   std::mutex conn_mu_;
   std::shared_ptr<PlayConnection> conn_;  // guarded by conn_mu_
   bool gone_ = false;                     // guarded by conn_mu_
 
-  // Guarded by sink_->mu().
+  // Guarded by sink_->mu_.
+  int pending_ = 0;    // operations started and not yet completed
+  bool done_ = false;  // no operation will start any more
   std::deque<cv1::PlayResponse> queue_;
   cv1::PlayResponse writing_;  // owned by the write in flight
   bool write_in_flight_ = false;
+  bool broken_ = false;  // a write failed: the client is gone
   std::optional<absl::Status> finish_;
-  bool finished_ = false;
+  bool finished_ = false;  // Finish started (or refused)
 };
-
-}  // namespace
 
 uint64_t PlayStreamSet::Add(std::weak_ptr<ClientSink> sink) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -281,9 +355,14 @@ COURTPIECE_GATEWAY_UNARY(UploadNote, UploadNoteRequest, UploadNoteResponse)
 COURTPIECE_GATEWAY_UNARY(GetNote, GetNoteRequest, GetNoteResponse)
 #undef COURTPIECE_GATEWAY_UNARY
 
-grpc::ServerBidiReactor<cv1::PlayRequest, cv1::PlayResponse>* GrpcFront::Play(
-    grpc::CallbackServerContext* ctx) {
-  return new PlayReactor(ctx, play_, gate_, metrics_, options_, streams_);
+// Several requests waiting on each queue, so that a burst of new streams is not accepted one
+// completion at a time.
+constexpr int kPlayRequestsPerQueue = 8;
+
+void GrpcFront::ServeOn(common::AsyncQueues& queues) {
+  for (size_t i = 0; i < queues.size(); ++i) {
+    for (int n = 0; n < kPlayRequestsPerQueue; ++n) GrpcPlayCall::Request(*this, queues, i);
+  }
 }
 
 }  // namespace courtpiece::gateway

@@ -1,7 +1,11 @@
-// The gRPC front for mobile clients: client.proto's CourtPiece on gRPC's callback API. Unary
-// methods go through a UnaryRouter (unary_relay.h) with the `authorization` metadata; Play
+// The gRPC front for mobile clients: client.proto's CourtPiece. Unary methods (gRPC's
+// callback API) go through a UnaryRouter (unary_relay.h) with the `authorization` metadata;
+// Play (gRPC's async API, on the server's completion queues: common::AsyncService)
 // authenticates with the TokenGate from the metadata, then relays through a PlayService
-// (play_session.h), the reactor being the connection's ClientSink.
+// (play_session.h), the call being the connection's ClientSink. Play is on the async API
+// because Debian's gRPC checks every completion against all the operations outstanding on
+// its queue, and the callback API puts every call of the process on one queue: with
+// thousands of open Play streams that check was the largest single cost of the gateway.
 //
 // Contract: Play without a valid token ends UNAUTHENTICATED (the gate's message) before any
 // Connect. A Play message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED
@@ -17,7 +21,8 @@
 // (main: UNAVAILABLE at the start of a drain, so that mobile clients dial again at once, as
 // WebSockets get 1001; their relays see the client gone).
 // Thread-safety: a grpc::Service; router, play, gate and metrics must outlive the server.
-// EndPlayStreams from any thread.
+// EndPlayStreams from any thread. Serve it only through common::GrpcServer (which calls
+// ServeOn and stops the queues).
 #ifndef COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
 #define COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
 
@@ -28,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "courtpiece/client/v1/client.grpc.pb.h"
+#include "courtpiece/common/grpc_server.h"
 #include "services/gateway/client_sink.h"
 #include "services/gateway/gateway_metrics.h"
 #include "services/gateway/play_service.h"
@@ -56,7 +62,20 @@ struct GrpcFrontOptions {
   int send_queue_max = 256;
 };
 
-class GrpcFront final : public client::v1::CourtPiece::CallbackService {
+// Every method on the callback API but Play, which is on the async API.
+namespace grpc_front_internal {
+using CP = client::v1::CourtPiece;
+using Base = CP::WithCallbackMethod_GuestLogin<CP::WithCallbackMethod_Refresh<
+    CP::WithCallbackMethod_GetProfile<CP::WithCallbackMethod_UpdateProfile<
+        CP::WithCallbackMethod_GetPublicProfiles<CP::WithCallbackMethod_GetStats<
+            CP::WithCallbackMethod_RecentResults<CP::WithCallbackMethod_CreateTable<
+                CP::WithCallbackMethod_ResolveCode<CP::WithCallbackMethod_ListOpenTables<
+                    CP::WithCallbackMethod_QuickJoin<CP::WithCallbackMethod_MyTables<
+                        CP::WithCallbackMethod_UploadNote<CP::WithCallbackMethod_GetNote<
+                            CP::WithAsyncMethod_Play<CP::Service>>>>>>>>>>>>>>>;
+}  // namespace grpc_front_internal
+
+class GrpcFront final : public grpc_front_internal::Base, public common::AsyncService {
  public:
   GrpcFront(UnaryRouter& router, PlayService& play, const TokenGate& gate, GatewayMetrics& metrics,
             GrpcFrontOptions options = {})
@@ -104,8 +123,8 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   grpc::ServerUnaryReactor* GetNote(grpc::CallbackServerContext* ctx,
                                     const client::v1::GetNoteRequest* request,
                                     client::v1::GetNoteResponse* response) override;
-  grpc::ServerBidiReactor<client::v1::PlayRequest, client::v1::PlayResponse>* Play(
-      grpc::CallbackServerContext* ctx) override;
+  // common::AsyncService: requests Play calls on every queue.
+  void ServeOn(common::AsyncQueues& queues) override;
 
   void EndPlayStreams(const absl::Status& status) { streams_.FinishAll(status); }
   size_t open_play_streams() const { return streams_.size(); }
@@ -121,6 +140,7 @@ class GrpcFront final : public client::v1::CourtPiece::CallbackService {
   GatewayMetrics& metrics_;
   const GrpcFrontOptions options_;
   PlayStreamSet streams_;
+  friend class GrpcPlayCall;  // grpc_front.cc: one Play call
 };
 
 }  // namespace courtpiece::gateway

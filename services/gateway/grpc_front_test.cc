@@ -2,12 +2,15 @@
 // refusals, unary relay, Play relay, the slow-reader cut.
 #include "services/gateway/grpc_front.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -35,8 +38,13 @@ class FakePlay final : public PlayService {
  public:
   class Conn final : public PlayConnection {
    public:
-    explicit Conn(FakePlay& play) : play_(play) {}
+    Conn(FakePlay& play, std::shared_ptr<ClientSink> sink) : play_(play), sink_(std::move(sink)) {}
     void OnClientMessage(cv1::PlayRequest message) override {
+      if (play_.echo_open && message.has_open()) {  // answers through this connection's sink
+        cv1::PlayResponse echo;
+        echo.mutable_notice()->set_type(message.open().table_id());
+        sink_->Send(echo);
+      }
       std::lock_guard<std::mutex> lock(play_.mu);
       play_.messages.push_back(std::move(message));
       play_.cv.notify_all();
@@ -49,6 +57,7 @@ class FakePlay final : public PlayService {
 
    private:
     FakePlay& play_;
+    const std::shared_ptr<ClientSink> sink_;
   };
 
   std::shared_ptr<PlayConnection> Connect(std::string player_id, std::string peer,
@@ -57,16 +66,19 @@ class FakePlay final : public PlayService {
     players.push_back(player_id);
     peers.push_back(peer);
     sink = s;
+    sinks.push_back(s);
     cv.notify_all();
-    return std::make_shared<Conn>(*this);
+    return std::make_shared<Conn>(*this, std::move(s));
   }
 
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::string> players, peers;
   std::vector<cv1::PlayRequest> messages;
-  std::shared_ptr<ClientSink> sink;
+  std::shared_ptr<ClientSink> sink;                // the last connection's
+  std::vector<std::shared_ptr<ClientSink>> sinks;  // every connection's, in Connect order
   int gone = 0;
+  bool echo_open = false;  // set before the first stream
 };
 
 class FakeRouter final : public UnaryRouter {
@@ -377,6 +389,88 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
   EXPECT_EQ(front_->open_play_streams(), 0u);
   EXPECT_EQ(metrics_.opened.load(), 4);
   EXPECT_EQ(metrics_.closed.load(), 4);
+}
+
+// Many streams at once, spread over the server's queues: each gets its own answers only, and
+// each client's half-close ends its stream OK and tells the relay once.
+TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
+  play_.echo_open = true;
+  Start();
+  constexpr int kStreams = 40;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
+      streams;
+  for (int i = 0; i < kStreams; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->AddMetadata("authorization", Bearer());
+    streams.push_back(stub_->Play(contexts.back().get()));
+    cv1::PlayRequest open;
+    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
+    ASSERT_TRUE(streams.back()->Write(open));
+  }
+  for (int i = 0; i < kStreams; ++i) {
+    cv1::PlayResponse answer;
+    ASSERT_TRUE(streams[i]->Read(&answer)) << i;
+    EXPECT_EQ(answer.notice().type(), absl::StrCat("t-", i));
+    ASSERT_TRUE(streams[i]->WritesDone());
+    EXPECT_FALSE(streams[i]->Read(&answer));
+    const grpc::Status end = streams[i]->Finish();
+    EXPECT_TRUE(end.ok()) << i << " " << end.error_message();
+  }
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == kStreams; }));
+  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(play_.gone, kStreams);
+  EXPECT_EQ(front_->open_play_streams(), 0u);
+  EXPECT_EQ(metrics_.opened.load(), kStreams);
+  EXPECT_EQ(metrics_.closed.load(), kStreams);
+}
+
+// The server stops with streams open while the relay keeps sending: every call ends, the
+// relay hears each client gone once, and the sinks refuse what comes after.
+TEST_F(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
+  Start();
+  constexpr int kStreams = 5;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
+      streams;
+  for (int i = 0; i < kStreams; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->AddMetadata("authorization", Bearer());
+    streams.push_back(stub_->Play(contexts.back().get()));
+    cv1::PlayRequest open;
+    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
+    ASSERT_TRUE(streams.back()->Write(open));
+  }
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == kStreams; }));
+  std::vector<std::shared_ptr<ClientSink>> sinks;
+  {
+    std::lock_guard<std::mutex> lock(play_.mu);
+    sinks = play_.sinks;
+  }
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    cv1::PlayResponse event;
+    event.mutable_notice()->set_type("tick");
+    while (!stop.load()) {
+      for (const auto& sink : sinks) sink->Send(event);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(play_.gone, kStreams);
+  EXPECT_EQ(front_->open_play_streams(), 0u);
+  EXPECT_EQ(metrics_.opened.load(), kStreams);
+  EXPECT_EQ(metrics_.closed.load(), kStreams);
+  cv1::PlayResponse late;
+  for (const auto& sink : sinks) EXPECT_FALSE(sink->Send(late));
+  stop = true;
+  sender.join();
+  for (int i = 0; i < kStreams; ++i) {
+    cv1::PlayResponse response;
+    while (streams[i]->Read(&response)) EXPECT_EQ(response.notice().type(), "tick");
+    EXPECT_FALSE(streams[i]->Finish().ok()) << i;
+  }
 }
 
 TEST_F(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {

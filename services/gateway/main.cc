@@ -19,6 +19,8 @@
 //   COURTPIECE_GATEWAY_TOKEN_SKEW         clock skew allowed on expiry (default 30s; 0..5m)
 //   COURTPIECE_GATEWAY_WEB_ROOT           the web client's files       (default web/dist)
 //   COURTPIECE_GATEWAY_HTTP_THREADS       HTTP/WebSocket I/O threads   (default: cores)
+//   COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES   completion queues (a thread each) of the mobile
+//                                         Play streams (default 4, 1..64; grpc_front.h)
 //   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
 //   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
 //   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
@@ -92,7 +94,8 @@ struct Config {
   PlaySessionOptions play;
   UnaryRelayOptions router;
   int lookup_threads = 0;
-  bool table_mux = true;  // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
+  int grpc_play_queues = 4;  // COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES
+  bool table_mux = true;     // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
   common::LogLevel log_level = common::LogLevel::kInfo;
   // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
   std::vector<std::string> unknown_settings;
@@ -142,6 +145,7 @@ absl::StatusOr<Config> ReadConfig() {
                               absl::ZeroDuration(), absl::Minutes(5));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.http.threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_HTTP_THREADS", cores, 1, 256));
+  c.grpc_play_queues = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES", 4, 1, 64));
   ReadHttpServerOptions(env, &c.http);
   if (c.http.web_root.empty()) c.http.web_root = "web/dist";
   c.play.commands_per_second =
@@ -239,7 +243,8 @@ int Run() {
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address,
                                  .max_receive_message_bytes = kVoiceBytesMax,
-                                 .max_send_message_bytes = kVoiceBytesMax},
+                                 .max_send_message_bytes = kVoiceBytesMax,
+                                 .async_queues = config->grpc_play_queues},
                                 {&grpc_front}, **metrics);
   if (!server.ok()) {
     log.Error("gRPC server failed", {{"status", server.status()}});
