@@ -11,6 +11,7 @@
 #include "load.h"
 #include "services/gateway/json_codec.h"
 #include "services/gateway/testing/client_json.h"
+#include "tools/gateway_load/async_stream.h"
 
 namespace courtpiece::gateway_load {
 
@@ -202,80 +203,58 @@ class WsConn final : public Conn, public std::enable_shared_from_this<WsConn> {
 // --- gRPC (the gateway's CourtPiece.Play, or a table's TableService.Play) -----------------------
 
 template <typename Stub, typename Req, typename Resp>
-class GrpcConn final : public Conn,
-                       public grpc::ClientBidiReactor<Req, Resp>,
-                       public std::enable_shared_from_this<GrpcConn<Stub, Req, Resp>> {
+class GrpcConn final : public Conn, public std::enable_shared_from_this<GrpcConn<Stub, Req, Resp>> {
  public:
-  GrpcConn(std::unique_ptr<Stub> stub, bool direct, ConnSpec spec, Stats* stats)
-      : stub_(std::move(stub)), direct_(direct), spec_(std::move(spec)), stats_(stats) {}
+  GrpcConn(std::unique_ptr<Stub> stub, ClientQueues& queues, size_t index, bool direct,
+           ConnSpec spec, Stats* stats)
+      : stub_(std::move(stub)),
+        direct_(direct),
+        spec_(std::move(spec)),
+        stats_(stats),
+        stream_(std::make_shared<AsyncStream<Req, Resp>>(
+            queues, index,
+            typename AsyncStream<Req, Resp>::Handlers{
+                .on_message = [this](const Resp& m) { Handle(m); },
+                .on_end = [this](const grpc::Status& status) { OnEnd(status); }},
+            kOutQueueMax)) {}
 
   void Start() override {
     self_ = this->shared_from_this();
     if (direct_) {
-      context_.AddMetadata("courtpiece-player-id", spec_.player_id);
+      stream_->context().AddMetadata("courtpiece-player-id", spec_.player_id);
     } else if (!spec_.authorization.empty()) {
-      context_.AddMetadata("authorization", spec_.authorization);
+      stream_->context().AddMetadata("authorization", spec_.authorization);
     }
-    stub_->async()->Play(&context_, this);
-    if (spec_.table_id.empty()) {  // a bare stream (idle mode without --open)
-      this->StartRead(&in_);
-      this->StartCall();
-      stats_->connected.fetch_add(1);
-      MarkReady();
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Req> first;
+    if (!spec_.table_id.empty()) {
       Req open;
       open.mutable_open()->set_table_id(spec_.table_id);
-      out_.push_back(std::move(open));
-      writing_ = true;
-      this->StartWrite(&out_.front());
+      first.push_back(std::move(open));
     }
-    this->StartRead(&in_);
-    this->StartCall();
     stats_->connected.fetch_add(1);
+    if (spec_.table_id.empty()) MarkReady();  // a bare stream (idle mode without --open)
+    stream_->Start([this](grpc::ClientContext* ctx,
+                          grpc::CompletionQueue* cq) { return stub_->PrepareAsyncPlay(ctx, cq); },
+                   std::move(first));
   }
   bool ready() const override { return ready_.load(); }
-  void Stop() override { context_.TryCancel(); }
+  void Stop() override { stream_->Cancel(); }
 
   void SendCommand() override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!ready_ || done_ || in_flight_.size() >= kInFlightMax || out_.size() >= kOutQueueMax) {
-      return;
-    }
+    if (!ready_ || done_ || in_flight_.size() >= kInFlightMax) return;
     const uint64_t id = next_id_++;
     Req r;
     r.mutable_command()->set_command_id(id);
     r.mutable_command()->set_type("vote");
     r.mutable_command()->set_yes(true);
+    if (!stream_->Send(std::move(r))) return;
     in_flight_.emplace_back(id, SteadyClock::now());
     stats_->sent.fetch_add(1, std::memory_order_relaxed);
-    WriteLocked(std::move(r));
   }
 
-  void OnWriteDone(bool ok) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!out_.empty()) out_.pop_front();
-    if (!ok) {
-      out_.clear();
-      writing_ = false;
-      return;
-    }
-    if (out_.empty()) {
-      writing_ = false;
-    } else {
-      this->StartWrite(&out_.front());
-    }
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) return;  // OnDone follows
-    Handle(in_);
-    this->StartRead(&in_);
-  }
-
-  void OnDone(const grpc::Status& status) override {
+ private:
+  void OnEnd(const grpc::Status& status) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;
@@ -289,15 +268,6 @@ class GrpcConn final : public Conn,
     self_.reset();  // may delete this: the last thing done
   }
 
- private:
-  void WriteLocked(Req r) {
-    out_.push_back(std::move(r));
-    if (!writing_) {
-      writing_ = true;
-      this->StartWrite(&out_.front());
-    }
-  }
-
   void Handle(const Resp& m) {
     std::lock_guard<std::mutex> lock(mu_);
     if (m.has_opened()) {
@@ -307,7 +277,7 @@ class GrpcConn final : public Conn,
         Req join;
         join.mutable_command()->set_command_id(kJoinId);
         join.mutable_command()->set_type("join");
-        WriteLocked(std::move(join));
+        stream_->Send(std::move(join));
       }
       return;
     }
@@ -319,7 +289,7 @@ class GrpcConn final : public Conn,
       } else {
         stats_->codes.Add(
             absl::StrCat("join_", gateway::testing::StatusCodeName(m.result().code())));
-        context_.TryCancel();
+        stream_->Cancel();
       }
       return;
     }
@@ -340,12 +310,9 @@ class GrpcConn final : public Conn,
   const bool direct_;
   const ConnSpec spec_;
   Stats* const stats_;
-  std::shared_ptr<GrpcConn> self_;  // alive until OnDone
-  grpc::ClientContext context_;
-  Resp in_;
+  const std::shared_ptr<AsyncStream<Req, Resp>> stream_;
+  std::shared_ptr<GrpcConn> self_;  // alive until OnEnd
   std::mutex mu_;
-  std::deque<Req> out_;                                                 // guarded by mu_
-  bool writing_ = false;                                                // guarded by mu_
   bool done_ = false;                                                   // guarded by mu_
   std::deque<std::pair<uint64_t, SteadyClock::time_point>> in_flight_;  // guarded by mu_
   uint64_t next_id_ = kJoinId + 1;                                      // guarded by mu_
@@ -471,84 +438,58 @@ class WsPlayStream final : public PlayStream, public std::enable_shared_from_thi
   bool upgraded_ = false, closing_ = false, done_ = false;
 };
 
-// The gRPC stream: gRPC's callbacks post each message (a copy) to the player's strand.
+// The gRPC stream: each message (a copy) and the end are posted to the player's strand.
 class GrpcPlayStream final : public PlayStream,
-                             public grpc::ClientBidiReactor<cv1::PlayRequest, cv1::PlayResponse>,
                              public std::enable_shared_from_this<GrpcPlayStream> {
  public:
-  GrpcPlayStream(Strand strand, std::shared_ptr<grpc::Channel> channel, std::string auth,
+  using Stream = AsyncStream<cv1::PlayRequest, cv1::PlayResponse>;
+
+  GrpcPlayStream(Strand strand, ClientQueues& queues, size_t index,
+                 std::shared_ptr<grpc::Channel> channel, std::string auth,
                  PlayStreamHandlers handlers)
       : strand_(strand),
         stub_(cv1::CourtPiece::NewStub(std::move(channel))),
-        handlers_(std::move(handlers)) {
-    context_.AddMetadata("authorization", auth);
+        handlers_(std::move(handlers)),
+        stream_(std::make_shared<Stream>(
+            queues, index,
+            Stream::Handlers{.on_message =
+                                 [this](const cv1::PlayResponse& m) {
+                                   net::post(strand_, [self = shared_from_this(), m] {
+                                     self->handlers_.on_message(m);
+                                   });
+                                 },
+                             .on_end =
+                                 [this](const grpc::Status& status) {
+                                   // self_ goes with the posted handler: alive until it ran
+                                   net::post(strand_, [self = std::move(self_),
+                                                       code = static_cast<int>(status.error_code()),
+                                                       why = status.error_message()] {
+                                     self->handlers_.on_end(code, why);
+                                   });
+                                 }},
+            kOutQueueMax)) {
+    stream_->context().AddMetadata("authorization", auth);
   }
 
   void Start(cv1::PlayRequest open) override {
     self_ = shared_from_this();
-    stub_->async()->Play(&context_, this);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      out_.push_back(std::move(open));
-      writing_ = true;
-      StartWrite(&out_.front());
-    }
-    StartRead(&in_);
-    StartCall();
+    std::vector<cv1::PlayRequest> first;
+    first.push_back(std::move(open));
+    stream_->Start([this](grpc::ClientContext* ctx,
+                          grpc::CompletionQueue* cq) { return stub_->PrepareAsyncPlay(ctx, cq); },
+                   std::move(first));
   }
 
-  void Send(cv1::PlayRequest request) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (done_ || out_.size() >= kOutQueueMax) return;
-    out_.push_back(std::move(request));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&out_.front());
-    }
-  }
+  void Send(cv1::PlayRequest request) override { stream_->Send(std::move(request)); }
 
-  void Close() override { context_.TryCancel(); }
-
-  void OnWriteDone(bool ok) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!out_.empty()) out_.pop_front();
-    if (!ok || out_.empty()) {
-      if (!ok) out_.clear();
-      writing_ = false;
-      return;
-    }
-    StartWrite(&out_.front());
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) return;  // OnDone follows
-    net::post(strand_, [self = shared_from_this(), m = in_] { self->handlers_.on_message(m); });
-    StartRead(&in_);
-  }
-
-  void OnDone(const grpc::Status& status) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    const int code = status.error_code();
-    net::post(strand_, [self = self_, code, why = status.error_message()] {
-      self->handlers_.on_end(code, why);
-    });
-    self_.reset();  // the posted handler keeps this alive until it ran
-  }
+  void Close() override { stream_->Cancel(); }
 
  private:
   Strand strand_;
   std::unique_ptr<cv1::CourtPiece::Stub> stub_;
   const PlayStreamHandlers handlers_;
-  std::shared_ptr<GrpcPlayStream> self_;  // alive until OnDone
-  grpc::ClientContext context_;
-  cv1::PlayResponse in_;
-  std::mutex mu_;
-  std::deque<cv1::PlayRequest> out_;  // guarded by mu_
-  bool writing_ = false;              // guarded by mu_
-  bool done_ = false;                 // guarded by mu_
+  const std::shared_ptr<Stream> stream_;
+  std::shared_ptr<GrpcPlayStream> self_;  // alive until on_end was posted
 };
 
 }  // namespace
@@ -558,16 +499,17 @@ std::shared_ptr<Conn> MakeWsConn(net::io_context& ioc, const tcp::endpoint& gate
   return std::make_shared<WsConn>(ioc, gateway, host_header, std::move(spec), stats);
 }
 
-std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool direct,
-                                   ConnSpec spec, Stats* stats) {
+std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, ClientQueues& queues,
+                                   size_t index, bool direct, ConnSpec spec, Stats* stats) {
   if (direct) {
     using S = table::v1::TableService::Stub;
     return std::make_shared<GrpcConn<S, table::v1::PlayRequest, table::v1::PlayResponse>>(
-        table::v1::TableService::NewStub(std::move(channel)), true, std::move(spec), stats);
+        table::v1::TableService::NewStub(std::move(channel)), queues, index, true, std::move(spec),
+        stats);
   }
   using S = cv1::CourtPiece::Stub;
   return std::make_shared<GrpcConn<S, cv1::PlayRequest, cv1::PlayResponse>>(
-      cv1::CourtPiece::NewStub(std::move(channel)), false, std::move(spec), stats);
+      cv1::CourtPiece::NewStub(std::move(channel)), queues, index, false, std::move(spec), stats);
 }
 
 std::shared_ptr<PlayStream> MakeWsPlayStream(Strand strand, const tcp::endpoint& gateway,
@@ -578,11 +520,11 @@ std::shared_ptr<PlayStream> MakeWsPlayStream(Strand strand, const tcp::endpoint&
                                         std::move(handlers));
 }
 
-std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand,
+std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand, ClientQueues& queues, size_t index,
                                                std::shared_ptr<grpc::Channel> channel,
                                                const std::string& authorization,
                                                PlayStreamHandlers handlers) {
-  return std::make_shared<GrpcPlayStream>(strand, std::move(channel), authorization,
+  return std::make_shared<GrpcPlayStream>(strand, queues, index, std::move(channel), authorization,
                                           std::move(handlers));
 }
 

@@ -27,6 +27,8 @@
 
 namespace courtpiece::gateway_load {
 
+class ClientQueues;  // async_stream.h: the gRPC streams' completion queues
+
 using table_load::Counts;
 using table_load::Samples;
 
@@ -63,8 +65,9 @@ std::shared_ptr<Conn> MakeWsConn(boost::asio::io_context& ioc,
                                  const boost::asio::ip::tcp::endpoint& gateway,
                                  const std::string& host_header, ConnSpec spec, Stats* stats);
 // `direct`: TableService.Play on a table instance; else CourtPiece.Play on the gateway.
-std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, bool direct,
-                                   ConnSpec spec, Stats* stats);
+// The stream runs on queues' queue `index` (modulo their count).
+std::shared_ptr<Conn> MakeGrpcConn(std::shared_ptr<grpc::Channel> channel, ClientQueues& queues,
+                                   size_t index, bool direct, ConnSpec spec, Stats* stats);
 
 // --- the play mode's streams (play.cc) ----------------------------------------------------
 // A Play stream that delivers every message, in order, on the player's strand, and ends once
@@ -91,7 +94,7 @@ std::shared_ptr<PlayStream> MakeWsPlayStream(Strand strand,
                                              const std::string& host_header,
                                              const std::string& authorization,
                                              PlayStreamHandlers handlers);
-std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand,
+std::shared_ptr<PlayStream> MakeGrpcPlayStream(Strand strand, ClientQueues& queues, size_t index,
                                                std::shared_ptr<grpc::Channel> channel,
                                                const std::string& authorization,
                                                PlayStreamHandlers handlers);

@@ -43,6 +43,7 @@
 #include "load.h"
 #include "play.h"
 #include "services/gateway/testing/http_client.h"
+#include "tools/gateway_load/async_stream.h"
 
 ABSL_FLAG(std::string, mode, "idle",
           "idle: open --connections and hold them; rate: commands; play: --players playing "
@@ -72,6 +73,8 @@ ABSL_FLAG(bool, each_second, false,
           "still covers the whole run)");
 ABSL_FLAG(int, threads, 1, "threads running the WebSocket io_context (1 or 2)");
 ABSL_FLAG(int, grpc_channels, 8, "gRPC channels (TCP connections) the streams are spread over");
+ABSL_FLAG(int, grpc_queues, 4,
+          "completion queues (a thread each) the gRPC streams are spread over (1..64)");
 ABSL_FLAG(int, setup_threads, 4, "parallel HTTP clients for sign-in and CreateTable");
 ABSL_FLAG(double, connect_rate, 2000, "new connections per second while connecting");
 ABSL_FLAG(int, ready_timeout_seconds, 120, "how long connecting may take in all");
@@ -148,6 +151,10 @@ void Parallel(int n, int threads, const std::string& host, uint16_t port, Work w
   for (auto& t : pool) t.join();
 }
 
+int GrpcQueues() {
+  return std::clamp(absl::GetFlag(FLAGS_grpc_queues), 1, common::AsyncQueues::kQueuesMax);
+}
+
 int RunPlayMode() {
   PlayConfig c;
   if (!SplitHostPort(absl::GetFlag(FLAGS_http), &c.http_host, &c.http_port)) {
@@ -169,6 +176,7 @@ int RunPlayMode() {
   c.io_threads = absl::GetFlag(FLAGS_threads);
   c.setup_threads = absl::GetFlag(FLAGS_setup_threads);
   c.grpc_channels = absl::GetFlag(FLAGS_grpc_channels);
+  c.grpc_queues = absl::GetFlag(FLAGS_grpc_queues);
   c.service_pids = absl::GetFlag(FLAGS_service_pids);
   c.service_pids_file = absl::GetFlag(FLAGS_service_pids_file);
   c.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
@@ -261,6 +269,7 @@ int Run() {
   }
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   const bool use_grpc = transport == "grpc" || !direct.empty();
+  auto queues = std::make_unique<ClientQueues>(GrpcQueues());
   if (use_grpc) {
     const std::string target = direct.empty() ? absl::GetFlag(FLAGS_grpc) : direct;
     for (int c = 0; c < std::max(1, absl::GetFlag(FLAGS_grpc_channels)); ++c) {
@@ -288,7 +297,8 @@ int Run() {
       continue;
     }
     std::shared_ptr<Conn> c =
-        use_grpc ? MakeGrpcConn(channels[i % channels.size()], !direct.empty(), spec, &stats)
+        use_grpc ? MakeGrpcConn(channels[i % channels.size()], *queues, static_cast<size_t>(i),
+                                !direct.empty(), spec, &stats)
                  : MakeWsConn(ioc, endpoint, absl::GetFlag(FLAGS_http), spec, &stats);
     conns.push_back(c);
     c->Start();
@@ -378,6 +388,7 @@ int Run() {
   work.reset();
   ioc.stop();
   for (auto& t : io_threads) t.join();
+  queues->CancelAllAndStop();
   conns.clear();
   return rc;
 }

@@ -31,6 +31,7 @@
 #include "load.h"
 #include "services/gateway/testing/client_json.h"
 #include "services/gateway/testing/http_client.h"
+#include "tools/gateway_load/async_stream.h"
 
 namespace courtpiece::gateway_load {
 
@@ -199,6 +200,7 @@ struct PlayCtx {
   tcp::endpoint endpoint;
   std::string host_header;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
+  ClientQueues* queues = nullptr;
   std::atomic<bool> ramped{false};  // the command steps count in `total` only after the ramp
 };
 
@@ -269,8 +271,8 @@ class Player {
     const std::string auth = absl::StrCat("Bearer ", authorization_);
     if (grpc_) {
       stream_ = MakeGrpcPlayStream(
-          strand_, ctx_->channels[static_cast<size_t>(index_) % ctx_->channels.size()], auth,
-          std::move(h));
+          strand_, *ctx_->queues, static_cast<size_t>(index_),
+          ctx_->channels[static_cast<size_t>(index_) % ctx_->channels.size()], auth, std::move(h));
     } else {
       stream_ = MakeWsPlayStream(strand_, ctx_->endpoint, ctx_->host_header, auth, std::move(h));
     }
@@ -895,6 +897,8 @@ int RunPlay(const PlayConfig& c) {
     ctx.channels.push_back(
         grpc::CreateCustomChannel(c.grpc_target, grpc::InsecureChannelCredentials(), args));
   }
+  ClientQueues queues(std::clamp(c.grpc_queues, 1, common::AsyncQueues::kQueuesMax));
+  ctx.queues = &queues;
   // Player p is on gRPC when the share's running total crosses an integer at p.
   std::vector<std::unique_ptr<Player>> players;
   int grpc_players = 0;
@@ -993,6 +997,7 @@ int RunPlay(const PlayConfig& c) {
   work.reset();
   ioc.stop();
   for (auto& t : io) t.join();
+  queues.CancelAllAndStop();
   players.clear();
   return rc;
 }
