@@ -20,7 +20,7 @@
 //   COURTPIECE_GATEWAY_WEB_ROOT           the web client's files       (default web/dist)
 //   COURTPIECE_GATEWAY_HTTP_THREADS       HTTP/WebSocket I/O threads   (default: cores)
 //   COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES   completion queues (a thread each) of the mobile
-//                                         Play streams (default 4, 1..64; grpc_front.h)
+//                                         Play streams (default 2, 1..64; grpc_front.h)
 //   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
 //   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
 //   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
@@ -94,7 +94,7 @@ struct Config {
   PlaySessionOptions play;
   UnaryRelayOptions router;
   int lookup_threads = 0;
-  int grpc_play_queues = 4;  // COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES
+  int grpc_play_queues = 2;  // COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES
   bool table_mux = true;     // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
   common::LogLevel log_level = common::LogLevel::kInfo;
   // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
@@ -145,7 +145,7 @@ absl::StatusOr<Config> ReadConfig() {
                               absl::ZeroDuration(), absl::Minutes(5));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.http.threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_HTTP_THREADS", cores, 1, 256));
-  c.grpc_play_queues = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES", 4, 1, 64));
+  c.grpc_play_queues = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES", 2, 1, 64));
   ReadHttpServerOptions(env, &c.http);
   if (c.http.web_root.empty()) c.http.web_root = "web/dist";
   c.play.commands_per_second =

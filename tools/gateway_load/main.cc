@@ -73,7 +73,7 @@ ABSL_FLAG(bool, each_second, false,
           "still covers the whole run)");
 ABSL_FLAG(int, threads, 1, "threads running the WebSocket io_context (1 or 2)");
 ABSL_FLAG(int, grpc_channels, 8, "gRPC channels (TCP connections) the streams are spread over");
-ABSL_FLAG(int, grpc_queues, 4,
+ABSL_FLAG(int, grpc_queues, 2,
           "completion queues (a thread each) the gRPC streams are spread over (1..64)");
 ABSL_FLAG(int, setup_threads, 4, "parallel HTTP clients for sign-in and CreateTable");
 ABSL_FLAG(double, connect_rate, 2000, "new connections per second while connecting");

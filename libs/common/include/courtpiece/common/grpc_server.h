@@ -80,7 +80,7 @@ struct GrpcServerOptions {
   bool enable_reflection = true;  // grpc.reflection.v1alpha
   // Completion queues, each with its own polling thread, for the services that are
   // AsyncServices (none are made without one; grpc_async.h says why several).
-  int async_queues = 4;
+  int async_queues = 2;
 };
 
 class GrpcServer {
