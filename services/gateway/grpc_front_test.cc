@@ -181,6 +181,27 @@ class GrpcFrontTest : public ::testing::Test {
     return "Bearer " + signer_.Sign("p1", auth::Role::kPlayer, absl::Minutes(5));
   }
 
+  using Stream = grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>;
+  struct Streams {
+    std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+    std::vector<std::unique_ptr<Stream>> streams;
+  };
+  // Opens `n` Play streams with a token, stream i sending open{table_id "t-<i>"}; after_each(i)
+  // runs once stream i has sent it.
+  Streams OpenStreams(int n, const std::function<void(int)>& after_each = nullptr) {
+    Streams out;
+    for (int i = 0; i < n; ++i) {
+      out.contexts.push_back(std::make_unique<grpc::ClientContext>());
+      out.contexts.back()->AddMetadata("authorization", Bearer());
+      out.streams.push_back(stub_->Play(out.contexts.back().get()));
+      cv1::PlayRequest open;
+      open.mutable_open()->set_table_id(absl::StrCat("t-", i));
+      EXPECT_TRUE(out.streams.back()->Write(open)) << i;
+      if (after_each) after_each(i);
+    }
+    return out;
+  }
+
   auth::SigningKey key_ = auth::SigningKey::Generate("k1");
   auth::TokenSigner signer_{key_, RealClock::Instance()};
   auth::TokenVerifier verifier_{*auth::VerifyKeys::Parse(key_.PublicText()), RealClock::Instance()};
@@ -349,21 +370,13 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
   EXPECT_FALSE(refused->Read(&none));
   EXPECT_EQ(refused->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
 
-  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
-      streams;
-  for (int i = 0; i < 3; ++i) {
-    contexts.push_back(std::make_unique<grpc::ClientContext>());
-    contexts.back()->AddMetadata("authorization", Bearer());
-    streams.push_back(stub_->Play(contexts.back().get()));
-    cv1::PlayRequest open;
-    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
-    ASSERT_TRUE(streams.back()->Write(open));
-    // One at a time, so the fake's last sink is the last stream's (the server may take
-    // streams opened together in any order).
-    ASSERT_TRUE(WaitUntil(play_.mu, play_.cv,
+  // One at a time, so the fake's last sink is the last stream's (the server may take streams
+  // opened together in any order).
+  Streams opened = OpenStreams(3, [&](int i) {
+    EXPECT_TRUE(WaitUntil(play_.mu, play_.cv,
                           [&] { return play_.messages.size() == static_cast<size_t>(i) + 1; }));
-  }
+  });
+  auto& streams = opened.streams;
   EXPECT_EQ(front_->open_play_streams(), 3u);
   {
     cv1::PlayResponse queued;
@@ -397,17 +410,8 @@ TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
   play_.echo_open = true;
   Start();
   constexpr int kStreams = 40;
-  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
-      streams;
-  for (int i = 0; i < kStreams; ++i) {
-    contexts.push_back(std::make_unique<grpc::ClientContext>());
-    contexts.back()->AddMetadata("authorization", Bearer());
-    streams.push_back(stub_->Play(contexts.back().get()));
-    cv1::PlayRequest open;
-    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
-    ASSERT_TRUE(streams.back()->Write(open));
-  }
+  Streams opened = OpenStreams(kStreams);
+  auto& streams = opened.streams;
   for (int i = 0; i < kStreams; ++i) {
     cv1::PlayResponse answer;
     ASSERT_TRUE(streams[i]->Read(&answer)) << i;
@@ -430,17 +434,8 @@ TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
 TEST_F(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
   Start();
   constexpr int kStreams = 5;
-  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  std::vector<std::unique_ptr<grpc::ClientReaderWriter<cv1::PlayRequest, cv1::PlayResponse>>>
-      streams;
-  for (int i = 0; i < kStreams; ++i) {
-    contexts.push_back(std::make_unique<grpc::ClientContext>());
-    contexts.back()->AddMetadata("authorization", Bearer());
-    streams.push_back(stub_->Play(contexts.back().get()));
-    cv1::PlayRequest open;
-    open.mutable_open()->set_table_id(absl::StrCat("t-", i));
-    ASSERT_TRUE(streams.back()->Write(open));
-  }
+  Streams opened = OpenStreams(kStreams);
+  auto& streams = opened.streams;
   ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == kStreams; }));
   std::vector<std::shared_ptr<ClientSink>> sinks;
   {
