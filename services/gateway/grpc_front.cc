@@ -19,6 +19,7 @@ namespace {
 
 namespace cv1 = client::v1;
 constexpr char kKind[] = "grpc";
+constexpr char kPlayPath[] = "/courtpiece.client.v1.CourtPiece/Play";  // the metrics' label
 
 std::string Metadata(const grpc::ServerContextBase& ctx, const char* key) {
   auto it = ctx.client_metadata().find(key);
@@ -88,6 +89,7 @@ class GrpcPlayCall {
       return;
     }
     accepted_ = true;
+    accepted_at_ = std::chrono::steady_clock::now();
     Request(front_, queues_, index_);  // the next caller's
     front_.metrics_.ConnectionOpened(kKind);
     absl::StatusOr<auth::Claims> claims =
@@ -214,7 +216,8 @@ class GrpcPlayCall {
   void FinishNowLocked() {
     if (finished_) return;
     finished_ = true;
-    StartLocked([this] { stream_.Finish(common::ToGrpcStatus(*finish_), &finish_op_); });
+    const grpc::Status status = common::ToGrpcStatus(*finish_);
+    if (StartLocked([&] { stream_.Finish(status, &finish_op_); })) sent_code_ = status.error_code();
   }
 
   // One operation has completed; the call is deleted when it was the last and nothing more
@@ -228,10 +231,15 @@ class GrpcPlayCall {
   void ReleaseLocked(Lock& lock) {
     if (pending_ > 0 || !done_) return;
     sink_->call_ = nullptr;
+    const grpc::StatusCode code = sent_code_;
     lock.unlock();
     ClientGone();
     if (stream_id_ != 0) front_.streams_.Remove(stream_id_);
-    if (accepted_) front_.metrics_.ConnectionClosed(kKind);
+    if (accepted_) {
+      front_.metrics_.ConnectionClosed(kKind);
+      const std::chrono::duration<double> lived = std::chrono::steady_clock::now() - accepted_at_;
+      front_.recorder_->Record(kPlayPath, code, lived.count());
+    }
     delete this;
   }
 
@@ -245,7 +253,8 @@ class GrpcPlayCall {
   Op read_op_{this, &GrpcPlayCall::OnReadDone};
   Op write_op_{this, &GrpcPlayCall::OnWriteDone};
   Op finish_op_{this, &GrpcPlayCall::OnFinishDone};
-  bool accepted_ = false;     // set on the accept's completion, read by the last completion
+  bool accepted_ = false;  // set on the accept's completion, read by the last completion
+  std::chrono::steady_clock::time_point accepted_at_;  // likewise
   uint64_t stream_id_ = 0;    // in streams_ (0: never added: refused before Connect)
   cv1::PlayRequest reading_;  // owned by the read in flight
 
@@ -262,6 +271,8 @@ class GrpcPlayCall {
   bool broken_ = false;  // a write failed: the client is gone
   std::optional<absl::Status> finish_;
   bool finished_ = false;  // Finish started (or refused)
+  // The status sent, for the server's metrics; CANCELLED when none was.
+  grpc::StatusCode sent_code_ = grpc::StatusCode::CANCELLED;
 };
 
 uint64_t PlayStreamSet::Add(std::weak_ptr<ClientSink> sink) {
@@ -359,7 +370,8 @@ COURTPIECE_GATEWAY_UNARY(GetNote, GetNoteRequest, GetNoteResponse)
 // completion at a time.
 constexpr int kPlayRequestsPerQueue = 8;
 
-void GrpcFront::ServeOn(common::AsyncQueues& queues) {
+void GrpcFront::ServeOn(common::AsyncQueues& queues, common::CallRecorder& recorder) {
+  recorder_ = &recorder;
   for (size_t i = 0; i < queues.size(); ++i) {
     for (int n = 0; n < kPlayRequestsPerQueue; ++n) GrpcPlayCall::Request(*this, queues, i);
   }

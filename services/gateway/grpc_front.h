@@ -123,8 +123,9 @@ class GrpcFront final : public grpc_front_internal::Base, public common::AsyncSe
   grpc::ServerUnaryReactor* GetNote(grpc::CallbackServerContext* ctx,
                                     const client::v1::GetNoteRequest* request,
                                     client::v1::GetNoteResponse* response) override;
-  // common::AsyncService: requests Play calls on every queue.
-  void ServeOn(common::AsyncQueues& queues) override;
+  // common::AsyncService: requests Play calls on every queue; each finished Play call is
+  // recorded with `recorder` (the server's {method, code} metrics).
+  void ServeOn(common::AsyncQueues& queues, common::CallRecorder& recorder) override;
 
   void EndPlayStreams(const absl::Status& status) { streams_.FinishAll(status); }
   size_t open_play_streams() const { return streams_.size(); }
@@ -140,7 +141,8 @@ class GrpcFront final : public grpc_front_internal::Base, public common::AsyncSe
   GatewayMetrics& metrics_;
   const GrpcFrontOptions options_;
   PlayStreamSet streams_;
-  friend class GrpcPlayCall;  // grpc_front.cc: one Play call
+  common::CallRecorder* recorder_ = nullptr;  // set by ServeOn
+  friend class GrpcPlayCall;                  // grpc_front.cc: one Play call
 };
 
 }  // namespace courtpiece::gateway

@@ -19,6 +19,7 @@
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/metrics.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/gateway/fake_upstream.h"
 #include "services/gateway/play_session.h"
@@ -402,6 +403,14 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
   EXPECT_EQ(front_->open_play_streams(), 0u);
   EXPECT_EQ(metrics_.opened.load(), 4);
   EXPECT_EQ(metrics_.closed.load(), 4);
+  // The server's {method, code} metrics, recorded by the front (no interceptor on Play).
+  const std::string text = server_metrics_.Serialize();
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "courtpiece_gatewaytest_grpc_server_handled_total{code=\"UNAVAILABLE\","
+                        "method=\"/courtpiece.client.v1.CourtPiece/Play\"} 3\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("courtpiece_gatewaytest_grpc_server_handled_total{code="
+                                         "\"UNAUTHENTICATED\",method=\"/"
+                                         "courtpiece.client.v1.CourtPiece/Play\"} 1\n"));
 }
 
 // Many streams at once, spread over the server's queues: each gets its own answers only, and

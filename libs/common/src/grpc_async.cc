@@ -62,6 +62,7 @@ void AsyncQueues::StartThreads() {
 }
 
 void AsyncQueues::Stop() {
+  std::lock_guard<std::mutex> stopping(stop_mu_);  // a second caller waits for the first
   {
     std::unique_lock<std::shared_mutex> lock(mu_);
     if (stopping_) return;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -56,14 +57,31 @@ std::string MethodLabel(const char* method) {
   return std::string(path);
 }
 
+// The {method, code} counter and latency histogram of finished RPCs.
+class Recorder final : public CallRecorder {
+ public:
+  explicit Recorder(Metrics& metrics)
+      : handled_(
+            metrics.Counter("grpc_server_handled", "Finished RPCs by method and status code.")),
+        latency_(metrics.LatencyHistogram("grpc_server_handling",
+                                          "RPC latency in seconds by method and status code.")) {}
+
+  void Record(const std::string& method, grpc::StatusCode code, double seconds) override {
+    const prometheus::Labels labels = {{"method", method}, {"code", GrpcCodeName(code)}};
+    handled_.WithLabels(labels).Increment();
+    latency_.WithLabels(labels).Observe(seconds);
+  }
+
+ private:
+  CounterFamily handled_;
+  HistogramFamily latency_;
+};
+
 // One per RPC: times it and records count and latency when the status is sent.
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  MetricsInterceptor(std::string method, CounterFamily* handled, HistogramFamily* latency)
-      : method_(std::move(method)),
-        handled_(handled),
-        latency_(latency),
-        start_(std::chrono::steady_clock::now()) {}
+  MetricsInterceptor(std::string method, CallRecorder* recorder)
+      : method_(std::move(method)), recorder_(recorder), start_(std::chrono::steady_clock::now()) {}
 
   ~MetricsInterceptor() override {
     if (!recorded_) Record(grpc::StatusCode::CANCELLED);
@@ -81,35 +99,32 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
   void Record(grpc::StatusCode code) {
     recorded_ = true;
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
-    const prometheus::Labels labels = {{"method", method_}, {"code", GrpcCodeName(code)}};
-    handled_->WithLabels(labels).Increment();
-    latency_->WithLabels(labels).Observe(elapsed.count());
+    recorder_->Record(method_, code, elapsed.count());
   }
 
   std::string method_;
-  CounterFamily* handled_;
-  HistogramFamily* latency_;
+  CallRecorder* recorder_;
   std::chrono::steady_clock::time_point start_;
   bool recorded_ = false;
 };
 
+// An interceptor for every RPC but those of `skipped` (full paths: async-API methods, which
+// record themselves).
 class MetricsInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit MetricsInterceptorFactory(Metrics& metrics)
-      : handled_(
-            metrics.Counter("grpc_server_handled", "Finished RPCs by method and status code.")),
-        latency_(metrics.LatencyHistogram("grpc_server_handling",
-                                          "RPC latency in seconds by method and status code.")) {}
+  MetricsInterceptorFactory(std::shared_ptr<Recorder> recorder, std::set<std::string> skipped)
+      : recorder_(std::move(recorder)), skipped_(std::move(skipped)) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new MetricsInterceptor(MethodLabel(info->method()), &handled_, &latency_);
+    if (info->method() != nullptr && skipped_.count(info->method()) > 0) return nullptr;
+    return new MetricsInterceptor(MethodLabel(info->method()), recorder_.get());
   }
 
  private:
-  CounterFamily handled_;
-  HistogramFamily latency_;
+  const std::shared_ptr<Recorder> recorder_;
+  const std::set<std::string> skipped_;
 };
 
 }  // namespace
@@ -230,6 +245,19 @@ void GateSyncMethods(grpc::Service& service, const std::shared_ptr<DrainGate>& g
   }
 }
 
+// The full paths of `service`'s async-API methods.
+std::set<std::string> AsyncMethodPaths(grpc::Service& service) {
+  std::set<std::string> paths;
+  for (const std::unique_ptr<grpc::internal::RpcServiceMethod>& method :
+       service.*MethodsMember(ServiceMethodsTag{})) {
+    if (method != nullptr &&
+        method->api_type() == grpc::internal::RpcServiceMethod::ApiType::ASYNC) {
+      paths.insert(method->name());
+    }
+  }
+  return paths;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
@@ -246,8 +274,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::vector<AsyncService*> async_services;
+  std::set<std::string> async_paths;
   for (grpc::Service* service : services) {
-    if (auto* async = dynamic_cast<AsyncService*>(service)) async_services.push_back(async);
+    if (auto* async = dynamic_cast<AsyncService*>(service)) {
+      async_services.push_back(async);
+      async_paths.merge(AsyncMethodPaths(*service));
+    }
   }
   std::unique_ptr<AsyncQueues> queues;
   if (!async_services.empty()) queues = AsyncQueues::ForServer(builder, options.async_queues);
@@ -261,7 +293,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     builder.SetResourceQuota(quota);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> factories;
-  factories.push_back(std::make_unique<MetricsInterceptorFactory>(metrics));
+  auto recorder = std::make_shared<Recorder>(metrics);
+  factories.push_back(
+      std::make_unique<MetricsInterceptorFactory>(recorder, std::move(async_paths)));
   builder.experimental().SetInterceptorCreators(std::move(factories));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -270,15 +304,20 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   }
   if (queues != nullptr) {
     queues->StartThreads();
-    for (AsyncService* async : async_services) async->ServeOn(*queues);
+    for (AsyncService* async : async_services) async->ServeOn(*queues, *recorder);
   }
-  return std::unique_ptr<GrpcServer>(
-      new GrpcServer(std::move(server), std::move(gate), port, std::move(queues)));
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), std::move(gate), port,
+                                                    std::move(queues), std::move(recorder)));
 }
 
 GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate,
-                       int port, std::unique_ptr<AsyncQueues> queues)
-    : queues_(std::move(queues)), server_(std::move(server)), gate_(std::move(gate)), port_(port) {
+                       int port, std::unique_ptr<AsyncQueues> queues,
+                       std::shared_ptr<CallRecorder> recorder)
+    : recorder_(std::move(recorder)),
+      queues_(std::move(queues)),
+      server_(std::move(server)),
+      gate_(std::move(gate)),
+      port_(port) {
   SetServing(true);
 }
 

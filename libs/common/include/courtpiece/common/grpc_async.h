@@ -21,13 +21,15 @@
 // returns once every outstanding operation's Done has run; for a server's queues call it
 // after grpc::Server::Shutdown (which ends every call), for a client's once its calls are
 // cancelled or ended.
-// Thread-safety: every method is safe from any thread; Stop is idempotent and must not be
-// called from a queue's own thread.
+// Thread-safety: every method is safe from any thread; Stop is idempotent (a concurrent
+// second call returns once the first has finished) and must not be called from a queue's
+// own thread.
 #ifndef COURTPIECE_COMMON_GRPC_ASYNC_H_
 #define COURTPIECE_COMMON_GRPC_ASYNC_H_
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <thread>
 #include <vector>
@@ -76,6 +78,7 @@ class AsyncQueues {
 
   const std::vector<std::unique_ptr<grpc::CompletionQueue>> queues_;
   const bool server_;
+  std::mutex stop_mu_;                // held through Stop
   std::vector<std::thread> threads_;  // touched by StartThreads and Stop only
   std::shared_mutex mu_;              // not absl::Mutex: visible to TSan
   bool stopping_ = false;             // guarded by mu_

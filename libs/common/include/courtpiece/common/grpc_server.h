@@ -58,12 +58,24 @@ namespace courtpiece::common {
 
 class DrainGate;  // grpc_server.cc: admits calls until Shutdown, counts them in flight
 
+// Records one finished RPC in the server's metrics ({method, code} count and latency), as
+// the server's interceptor does for every other method. Thread-safe.
+class CallRecorder {
+ public:
+  virtual void Record(const std::string& method, grpc::StatusCode code, double seconds) = 0;
+
+ protected:
+  ~CallRecorder() = default;
+};
+
 // A service with async-API methods (beside sync or callback ones). GrpcServer::Start calls
 // ServeOn once the server has started; the service requests its first calls there, on
-// queues.server_queue(i), through queues.TryStart.
+// queues.server_queue(i), through queues.TryStart. The server's metrics interceptor leaves
+// the async methods alone (with an interceptor every operation of a call passes through its
+// completion queue twice): the service records each finished call with `recorder`.
 class AsyncService {
  public:
-  virtual void ServeOn(AsyncQueues& queues) = 0;
+  virtual void ServeOn(AsyncQueues& queues, CallRecorder& recorder) = 0;
 
  protected:
   ~AsyncService() = default;
@@ -111,9 +123,10 @@ class GrpcServer {
 
  private:
   GrpcServer(std::unique_ptr<grpc::Server> server, std::shared_ptr<DrainGate> gate, int port,
-             std::unique_ptr<AsyncQueues> queues);
+             std::unique_ptr<AsyncQueues> queues, std::shared_ptr<CallRecorder> recorder);
 
-  std::unique_ptr<AsyncQueues> queues_;  // null without an AsyncService; outlives server_
+  std::shared_ptr<CallRecorder> recorder_;  // the AsyncServices' (the interceptor's too)
+  std::unique_ptr<AsyncQueues> queues_;     // null without an AsyncService; outlives server_
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<DrainGate> gate_;  // shared with the handlers it wraps
   const int port_;
