@@ -413,8 +413,9 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
                                          "courtpiece.client.v1.CourtPiece/Play\"} 1\n"));
 }
 
-// Many streams at once, spread over the server's queues: each gets its own answers only, and
-// each client's half-close ends its stream OK and tells the relay once.
+// Many streams at once on the server's queues (which queue serves a connection is gRPC's
+// choice, not asserted): each gets its own answers only, and each client's half-close ends
+// its stream OK and tells the relay once.
 TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
   play_.echo_open = true;
   Start();
