@@ -5,7 +5,10 @@
 //   courtpiece_<service>_grpc_server_handling_seconds       histogram (default buckets)
 // method is the full path ("/courtpiece.lobby.v1.Lobby/Join"), or "unknown" for a method no
 // linked service defines; code is the canonical name ("OK", "NOT_FOUND", ...). An RPC that
-// ends without a status (client went away) counts as CANCELLED.
+// ends without a status (client went away) counts as CANCELLED. Bidi streams are not
+// intercepted (an interceptor costs every message a second pass through the completion
+// queue): a service counts its streams itself (the table: streams, streams_cut; the gateway's
+// async Play records itself with the CallRecorder).
 //
 //   ASSIGN_OR_RETURN(auto server, GrpcServer::Start({.listen_address = "0.0.0.0:7001"},
 //                                                   {&lobby_service}, *metrics));
