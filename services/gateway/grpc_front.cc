@@ -71,12 +71,7 @@ class GrpcPlayCall {
  private:
   using Lock = std::unique_lock<std::mutex>;
 
-  struct Op final : common::AsyncOp {
-    Op(GrpcPlayCall* c, void (GrpcPlayCall::*f)(bool)) : call(c), fn(f) {}
-    void Done(bool ok) override { (call->*fn)(ok); }
-    GrpcPlayCall* call;
-    void (GrpcPlayCall::*fn)(bool);
-  };
+  using Op = common::MemberOp<GrpcPlayCall>;
 
   GrpcPlayCall(GrpcFront& front, common::AsyncQueues& queues, size_t index)
       : front_(front), queues_(queues), index_(index), sink_(std::make_shared<Sink>(this)) {}
@@ -174,12 +169,12 @@ class GrpcPlayCall {
 
   // No new read once the stream is finishing (the relay may have ended it just now).
   void StartReadLocked() {
-    if (finish_.has_value() || finished_) return;
+    if (finish_.has_value()) return;
     StartLocked([this] { stream_.Read(&reading_, &read_op_); });
   }
 
   bool EnqueueLocked(cv1::PlayResponse message) {
-    if (finish_.has_value() || finished_ || done_ || broken_) return false;
+    if (finish_.has_value() || done_ || broken_) return false;
     if (static_cast<int>(queue_.size()) >= front_.options_.send_queue_max) {
       front_.metrics_.SendQueueDrop(kKind);
       queue_.clear();
@@ -208,7 +203,7 @@ class GrpcPlayCall {
 
   // After the messages already queued (a slow reader's queue was cleared first).
   void FinishLocked(const absl::Status& status) {
-    if (finish_.has_value() || finished_) return;
+    if (finish_.has_value()) return;
     finish_ = status;
     if (!write_in_flight_ && queue_.empty()) FinishNowLocked();
   }
@@ -268,9 +263,9 @@ class GrpcPlayCall {
   std::deque<cv1::PlayResponse> queue_;
   cv1::PlayResponse writing_;  // owned by the write in flight
   bool write_in_flight_ = false;
-  bool broken_ = false;  // a write failed: the client is gone
-  std::optional<absl::Status> finish_;
-  bool finished_ = false;  // Finish started (or refused)
+  bool broken_ = false;                 // a write failed: the client is gone
+  std::optional<absl::Status> finish_;  // the end asked for (sent once nothing is queued)
+  bool finished_ = false;               // Finish started (or refused); finish_ is set
   // The status sent, for the server's metrics; CANCELLED when none was.
   grpc::StatusCode sent_code_ = grpc::StatusCode::CANCELLED;
 };

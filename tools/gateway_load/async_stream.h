@@ -111,12 +111,7 @@ class AsyncStream final : public std::enable_shared_from_this<AsyncStream<Req, R
 
  private:
   using Lock = std::unique_lock<std::mutex>;
-  struct Op final : common::AsyncOp {
-    Op(AsyncStream* s, void (AsyncStream::*f)(bool)) : stream(s), fn(f) {}
-    void Done(bool ok) override { (stream->*fn)(ok); }
-    AsyncStream* stream;
-    void (AsyncStream::*fn)(bool);
-  };
+  using Op = common::MemberOp<AsyncStream>;
 
   void OnStarted(bool ok) {
     Lock lock(mu_);

@@ -48,6 +48,19 @@ class AsyncOp {
   ~AsyncOp() = default;
 };
 
+// An AsyncOp that calls a member function of its owner: one per kind of operation of a call,
+//   MemberOp<Call> read_op_{this, &Call::OnReadDone};
+template <typename T>
+class MemberOp final : public AsyncOp {
+ public:
+  MemberOp(T* owner, void (T::*done)(bool)) : owner_(owner), done_(done) {}
+  void Done(bool ok) override { (owner_->*done_)(ok); }
+
+ private:
+  T* const owner_;
+  void (T::*const done_)(bool);
+};
+
 class AsyncQueues {
  public:
   static constexpr int kQueuesMax = 64;
