@@ -520,7 +520,9 @@ void LoadClient::Stop() {
   }
 }
 
-void LoadClient::AddTables(int count, int instance, int concurrency, Clock::time_point deadline) {
+void LoadClient::AddTables(int count, int instance, int concurrency, Clock::duration ramp,
+                           Clock::time_point deadline) {
+  const Clock::time_point start = Clock::now();
   const int first = tables();
   const int target_ready = ready_.load() + failed_.load() + count;
   for (int i = first; i < first + count; ++i) {
@@ -532,6 +534,8 @@ void LoadClient::AddTables(int count, int instance, int concurrency, Clock::time
     tables_.push_back(std::move(t));
   }
   for (int i = first; i < first + count; ++i) {
+    const Clock::time_point not_before = start + ramp * (i - first) / count;
+    if (not_before > Clock::now()) std::this_thread::sleep_until(std::min(not_before, deadline));
     while (in_setup_.load() >= concurrency && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }

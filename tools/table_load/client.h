@@ -85,9 +85,12 @@ class LoadClient {
   ~LoadClient();  // Stop()s
 
   // Adds tables [first, first + count) owned by `instance` and sets them up (accounts,
-  // CreateTable, four streams, three joins, start_now), at most `concurrency` at once.
-  // Returns when every one is ready or failed, or at `deadline`.
-  void AddTables(int count, int instance, int concurrency, Clock::time_point deadline);
+  // CreateTable, four streams, three joins, start_now), at most `concurrency` at once, the
+  // k-th (0-based) not before `ramp` * k / count from the call (zero: as fast as the
+  // concurrency allows; a ramp spreads the tables' rounds, so their round ends do not come
+  // in one wave). Returns when every one is ready or failed, or at `deadline`.
+  void AddTables(int count, int instance, int concurrency, Clock::duration ramp,
+                 Clock::time_point deadline);
   int tables() const { return static_cast<int>(tables_.size()); }
   int ready() const { return ready_.load(); }
   int failed() const { return failed_.load(); }

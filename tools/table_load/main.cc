@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, steps, "500,1000,2000,5000", "load: live tables per phase
 ABSL_FLAG(int, phase_seconds, 30, "load: measured seconds per phase");
 ABSL_FLAG(bool, each_second, false,
           "load: also print the latency of every second of a phase (waves, drift)");
+ABSL_FLAG(int, ramp_seconds, 0,
+          "load: each step's new tables are started evenly over this many seconds (0: at "
+          "once, so their first rounds end together); set it to a round's length (~60 s at 1 "
+          "action/s) to measure the steady state");
 ABSL_FLAG(int, warmup_seconds, 12, "after tables are added: count-in (7 s) and the stake");
 ABSL_FLAG(double, rate, 1.0, "actions per second per table");
 ABSL_FLAG(double, p99_goal_ms, 50, "load: the largest step whose p99 is under this is named");
@@ -421,8 +425,11 @@ int Run() {
       const int add = n - client->tables();
       for (int i = 0; i < instance_count; ++i) {
         const int share = add / instance_count + (i < add % instance_count ? 1 : 0);
-        client->AddTables(share, i, absl::GetFlag(FLAGS_setup_concurrency),
-                          Clock::now() + std::chrono::seconds(120 + n / 20));
+        client->AddTables(
+            share, i, absl::GetFlag(FLAGS_setup_concurrency),
+            std::chrono::seconds(absl::GetFlag(FLAGS_ramp_seconds)) /
+                instance_count,  // the instances' shares one after the other
+            Clock::now() + std::chrono::seconds(120 + n / 20 + absl::GetFlag(FLAGS_ramp_seconds)));
       }
       std::cout << absl::StrFormat("setup tables=%d ready=%d failed=%d in %.1fs errors: %s\n", n,
                                    client->ready(), client->failed(),
@@ -453,7 +460,7 @@ int Run() {
     }
   } else {
     const int tables = absl::GetFlag(FLAGS_tables);
-    client->AddTables(tables, 0, absl::GetFlag(FLAGS_setup_concurrency),
+    client->AddTables(tables, 0, absl::GetFlag(FLAGS_setup_concurrency), Clock::duration::zero(),
                       Clock::now() + std::chrono::seconds(120));
     std::cout << "setup tables=" << tables << " ready=" << client->ready()
               << " errors: " << st.setup_errors.Format(st.setup_errors.Take()) << "\n"
