@@ -4,7 +4,7 @@
 
 namespace courtpiece::auth {
 
-absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContext& context) const {
+absl::StatusOr<Caller> TokenCallerAuth::Authenticate(const grpc::ServerContextBase& context) const {
   const auto& md = context.client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) return absl::UnauthenticatedError("no session token (authorization header)");

@@ -44,7 +44,9 @@ TEST(TokenCallerAuthTest, BearerTokensOfEachRole) {
 class FixedCallerAuth final : public CallerAuth {
  public:
   explicit FixedCallerAuth(absl::StatusOr<Caller> caller) : caller_(std::move(caller)) {}
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext&) const override { return caller_; }
+  absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase&) const override {
+    return caller_;
+  }
 
  private:
   absl::StatusOr<Caller> caller_;

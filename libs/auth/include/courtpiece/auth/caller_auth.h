@@ -28,9 +28,9 @@ struct Caller {
 class CallerAuth {
  public:
   virtual ~CallerAuth() = default;
-  virtual absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const = 0;
+  virtual absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase& context) const = 0;
 
-  absl::StatusOr<Caller> RequireAdmin(const grpc::ServerContext& context) const {
+  absl::StatusOr<Caller> RequireAdmin(const grpc::ServerContextBase& context) const {
     absl::StatusOr<Caller> caller = Authenticate(context);
     if (caller.ok() && !caller->admin) {
       return absl::PermissionDeniedError("not_admin: this call needs the admin role");
@@ -43,7 +43,7 @@ class CallerAuth {
 // `courtpiece-test-admin: 1`). Never wired into a binary.
 class FakeCallerAuth final : public CallerAuth {
  public:
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const override {
+  absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase& context) const override {
     const auto& md = context.client_metadata();
     auto it = md.find("courtpiece-test-player");
     if (it == md.end() || it->second.empty()) {

@@ -17,7 +17,7 @@ class TokenCallerAuth final : public CallerAuth {
   // `verifier` must outlive this object.
   explicit TokenCallerAuth(const TokenVerifier& verifier) : verifier_(verifier) {}
 
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const override;
+  absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase& context) const override;
   // The same from the header's value (for callers without a ServerContext, and tests).
   absl::StatusOr<Caller> AuthenticateHeader(std::string_view authorization) const;
 
