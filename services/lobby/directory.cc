@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "courtpiece/common/absl_compat.h"
+#include "courtpiece/common/check.h"
 #include "courtpiece/common/status_macros.h"
 #include "courtpiece/placement/placement.h"
 #include "courtpiece/rules/rules.h"
@@ -388,23 +389,63 @@ absl::StatusOr<TableRef> Directory::EnsureCreated(DirectoryTable row) {
 
 absl::StatusOr<TableRef> Directory::ResolveCode(std::string_view code_or_link) {
   ASSIGN_OR_RETURN(std::string code, ParseCodeOrLink(code_or_link));
-  absl::StatusOr<std::optional<std::string>> cached = codes_.Get(code);
-  std::optional<DirectoryTable> row;
+  ASSIGN_OR_RETURN(DirectoryTable row, OpenRowOf(code, codes_.Get(code)));
+  return ResolveEntry(row, registry_.Owner(row.table_id));
+}
+
+std::vector<absl::StatusOr<TableRef>> Directory::ResolveCodes(
+    const std::vector<std::string>& codes_or_links) {
+  std::vector<absl::StatusOr<TableRef>> out(codes_or_links.size(),
+                                            absl::InternalError("not resolved"));
+  // The parsed ones: their index in `out`, then their rows.
+  std::vector<size_t> index;
+  std::vector<std::string> codes;
+  for (size_t i = 0; i < codes_or_links.size(); ++i) {
+    absl::StatusOr<std::string> code = ParseCodeOrLink(codes_or_links[i]);
+    if (!code.ok()) {
+      out[i] = code.status();
+      continue;
+    }
+    index.push_back(i);
+    codes.push_back(*std::move(code));
+  }
+  std::vector<absl::StatusOr<std::optional<std::string>>> cached = codes_.GetMany(codes);
+  COURTPIECE_CHECK(cached.size() == codes.size(), "CodeCache::GetMany answers every code");
+  std::vector<size_t> row_index;
+  std::vector<DirectoryTable> rows;
+  std::vector<std::string> table_ids;
+  for (size_t k = 0; k < codes.size(); ++k) {
+    absl::StatusOr<DirectoryTable> row = OpenRowOf(codes[k], cached[k]);
+    if (!row.ok()) {
+      out[index[k]] = row.status();
+      continue;
+    }
+    row_index.push_back(index[k]);
+    table_ids.push_back(row->table_id);
+    rows.push_back(*std::move(row));
+  }
+  std::vector<absl::StatusOr<placement::Owner>> owners = registry_.Owners(table_ids);
+  COURTPIECE_CHECK(owners.size() == rows.size(), "TableRegistry::Owners answers every id");
+  for (size_t k = 0; k < rows.size(); ++k) out[row_index[k]] = ResolveEntry(rows[k], owners[k]);
+  return out;
+}
+
+absl::StatusOr<DirectoryTable> Directory::OpenRowOf(
+    const std::string& code, const absl::StatusOr<std::optional<std::string>>& cached) {
   if (cached.ok() && cached->has_value()) {
     if (**cached == kClosedTombstone) return absl::NotFoundError("the table of this code closed");
     absl::StatusOr<DirectoryTable> decoded = DecodeEntry(**cached);
-    if (decoded.ok()) row = *decoded;
+    if (decoded.ok()) return decoded;
   }
-  if (!row.has_value()) {  // Redis does not know it (or is down): Postgres decides
-    ASSIGN_OR_RETURN(row, store_.FindOpenByCode(code));
-    if (!row.has_value()) return absl::NotFoundError(absl::StrCat("no table has code ", code));
-    if (cached.ok()) (void)codes_.Put(code, EncodeEntry(*row));
-  }
-  return ResolveEntry(*row);
+  // Redis does not know it (or is down): Postgres decides.
+  ASSIGN_OR_RETURN(std::optional<DirectoryTable> row, store_.FindOpenByCode(code));
+  if (!row.has_value()) return absl::NotFoundError(absl::StrCat("no table has code ", code));
+  if (cached.ok()) (void)codes_.Put(code, EncodeEntry(*row));
+  return *std::move(row);
 }
 
-absl::StatusOr<TableRef> Directory::ResolveEntry(const DirectoryTable& row) {
-  absl::StatusOr<placement::Owner> owner = registry_.Owner(row.table_id);
+absl::StatusOr<TableRef> Directory::ResolveEntry(const DirectoryTable& row,
+                                                 const absl::StatusOr<placement::Owner>& owner) {
   if (!owner.ok()) {
     if (owner.status().code() != absl::StatusCode::kNotFound) {
       return absl::UnavailableError(

@@ -137,6 +137,10 @@ class Directory {
 
   absl::StatusOr<TableRef> CreateTable(std::string_view caller, const NewTable& table);
   absl::StatusOr<TableRef> ResolveCode(std::string_view code_or_link);
+  // ResolveCode of each, in order, with the same answers; the Redis reads of the whole batch
+  // in two round trips (the codes, then the owner records) instead of two per code.
+  std::vector<absl::StatusOr<TableRef>> ResolveCodes(
+      const std::vector<std::string>& codes_or_links);
   absl::Status MarkClosed(std::string_view table_id);
   absl::StatusOr<std::vector<OpenTableEntry>> ListOpenTables(const TableQuery& query);
   // query.limit is ignored; request_id as CreateTable's (for the table it may create).
@@ -157,7 +161,11 @@ class Directory {
   absl::StatusOr<std::vector<InstanceInfo>> Live(bool fresh);
   absl::StatusOr<std::vector<table::v1::TableInfo>> FanOut(const table::v1::ListTablesRequest& r);
   absl::StatusOr<std::vector<OpenTableEntry>> OpenTables(bool fresh);
-  absl::StatusOr<TableRef> ResolveEntry(const DirectoryTable& row);
+  // The open table of `code` given Redis' answer for it (Postgres when Redis lacks it).
+  absl::StatusOr<DirectoryTable> OpenRowOf(
+      const std::string& code, const absl::StatusOr<std::optional<std::string>>& cached);
+  absl::StatusOr<TableRef> ResolveEntry(const DirectoryTable& row,
+                                        const absl::StatusOr<placement::Owner>& owner);
   TableRef RefOf(const table::v1::TableInfo& info) const;
   TableRef RefOf(const DirectoryTable& row) const;
   absl::Time Deadline() const;

@@ -6,16 +6,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
@@ -44,6 +47,7 @@ namespace {
 
 namespace tpb = ::courtpiece::table::v1;
 namespace wv1 = ::courtpiece::wallet::v1;
+using storage::RedisReply;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kRpc = absl::Seconds(10);
@@ -298,6 +302,69 @@ TEST_F(DirectoryE2eTest, CreateResolveCodeAndLinkThenJoinOverPlay) {
   ASSERT_EQ(anns.size(), 1u);
   EXPECT_EQ(anns[0].seat(), 0);
   EXPECT_TRUE(Mine("carl").empty());
+}
+
+TEST_F(DirectoryE2eTest, ConcurrentResolvesAreAnsweredInBatchesFromRealRedis) {
+  std::vector<v1::TableRef> made(3);
+  for (int i = 0; i < 3; ++i) {
+    OpenAccount("host" + std::to_string(i));
+    ASSERT_TRUE(Create("host" + std::to_string(i), "req", &made[i]).ok());
+  }
+  ASSERT_TRUE(directory_->MarkClosed(made[2].table_id()).ok());
+  // The pipelined reads themselves: an entry, a tombstone, no key; an owner, no owner.
+  std::string missing;
+  for (int i = 0; missing.empty() || missing == made[0].code() || missing == made[1].code() ||
+                  missing == made[2].code();
+       ++i) {
+    missing = absl::StrFormat("%06d", i);
+  }
+  std::vector<absl::StatusOr<std::optional<std::string>>> got =
+      code_cache_->GetMany({made[0].code(), made[2].code(), missing});
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(got[0].ok() && got[0]->has_value());
+  absl::StatusOr<DirectoryTable> entry = DecodeEntry(**got[0]);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  EXPECT_EQ(entry->table_id, made[0].table_id());
+  ASSERT_TRUE(got[1].ok() && got[1]->has_value());
+  EXPECT_EQ(**got[1], kClosedTombstone);
+  ASSERT_TRUE(got[2].ok());
+  EXPECT_FALSE(got[2]->has_value());
+  std::vector<absl::StatusOr<placement::Owner>> owners =
+      registry_->Owners({made[0].table_id(), "t-nobody"});
+  ASSERT_EQ(owners.size(), 2u);
+  ASSERT_TRUE(owners[0].ok()) << owners[0].status();
+  EXPECT_EQ(owners[0]->instance, made[0].owner_instance());
+  EXPECT_EQ(owners[1].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(code_cache_->GetMany({}).empty());
+
+  // Redis loses the second table's code: Postgres answers inside a batch, and Redis has it
+  // again afterwards.
+  storage::RedisClient redis(redis_options_);
+  ASSERT_TRUE(redis.Command({"DEL", code_cache_->CodeKey(made[1].code())}).ok());
+  constexpr int kThreads = 8, kEach = 30;
+  std::atomic<int> right{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const v1::TableRef& want = made[(t + i) % 3];
+        v1::TableRef out;
+        grpc::Status s = Resolve((t + i) % 2 == 0 ? want.code() : want.invite_link(), &out);
+        const bool ok = (t + i) % 3 == 2 ? s.error_code() == grpc::StatusCode::NOT_FOUND &&
+                                               s.error_message() == "the table of this code closed"
+                                         : s.ok() && out.table_id() == want.table_id() &&
+                                               out.owner_addr() == want.owner_addr() &&
+                                               out.code() == want.code();
+        (ok ? right : wrong).fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(right.load(), kThreads * kEach);
+  EXPECT_EQ(wrong.load(), 0);
+  absl::StatusOr<RedisReply> back = redis.Command({"GET", code_cache_->CodeKey(made[1].code())});
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->type, RedisReply::Type::kString);
 }
 
 TEST_F(DirectoryE2eTest, CodesAreUniqueUnderConcurrentCreation) {

@@ -22,8 +22,15 @@ void ToProto(const TableRef& ref, v1::TableRef* out) {
   out->set_seat(ref.seat);
 }
 
-DirectoryService::DirectoryService(Directory& directory, const auth::CallerAuth& auth)
-    : directory_(directory), auth_(auth) {}
+DirectoryService::DirectoryService(Directory& directory, const auth::CallerAuth& auth,
+                                   ResolveBatchOptions resolve_options)
+    : directory_(directory),
+      auth_(auth),
+      resolver_(
+          [&directory](const std::vector<std::string>& codes) {
+            return directory.ResolveCodes(codes);
+          },
+          resolve_options) {}
 
 grpc::Status DirectoryService::CreateTable(grpc::ServerContext* context,
                                            const v1::CreateTableRequest* request,
@@ -43,15 +50,30 @@ grpc::Status DirectoryService::CreateTable(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status DirectoryService::ResolveCode(grpc::ServerContext* context,
-                                           const v1::ResolveCodeRequest* request,
-                                           v1::TableRef* response) {
+grpc::ServerUnaryReactor* DirectoryService::ResolveCode(grpc::CallbackServerContext* context,
+                                                        const v1::ResolveCodeRequest* request,
+                                                        v1::TableRef* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<auth::Caller> caller = auth_.Authenticate(*context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  absl::StatusOr<TableRef> ref = directory_.ResolveCode(request->code());
-  if (!ref.ok()) return ToGrpcStatus(ref.status());
-  ToProto(*ref, response);
-  return grpc::Status::OK;
+  if (!caller.ok()) {
+    reactor->Finish(ToGrpcStatus(caller.status()));
+    return reactor;
+  }
+  // The request and the response live until Finish.
+  const bool queued =
+      resolver_.Submit(request->code(), [reactor, response](absl::StatusOr<TableRef> ref) {
+        if (!ref.ok()) {
+          reactor->Finish(ToGrpcStatus(ref.status()));
+          return;
+        }
+        ToProto(*ref, response);
+        reactor->Finish(grpc::Status::OK);
+      });
+  if (!queued) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                 "too many code lookups waiting in this lobby: retry"));
+  }
+  return reactor;
 }
 
 grpc::Status DirectoryService::ListOpenTables(grpc::ServerContext* context,

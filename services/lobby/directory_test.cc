@@ -1,9 +1,13 @@
 // The directory on fakes (store, Redis codes, table tier) and a fake clock.
 #include "services/lobby/directory.h"
 
+#include <atomic>
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_format.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/metrics.h"
 #include "courtpiece/table/rules_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -254,6 +258,106 @@ TEST_F(DirectoryTest, ACodeRedisLostIsFoundInPostgresAndPutBack) {
   EXPECT_TRUE(dir->ResolveCode(t->code).ok());
 }
 
+TEST_F(DirectoryTest, ResolveCodesAnswersABatchExactlyAsResolveCodeAnswersEachCode) {
+  Make({.code_cooloff_ms = 60'000, .resolve_close_grace_ms = 5'000});
+  absl::StatusOr<TableRef> open = dir->CreateTable("ann", Options("r1"));
+  absl::StatusOr<TableRef> closed = dir->CreateTable("bob", Options("r2"));
+  absl::StatusOr<TableRef> forgotten = dir->CreateTable("carl", Options("r3"));
+  absl::StatusOr<TableRef> gone = dir->CreateTable("dora", Options("r4"));
+  ASSERT_TRUE(open.ok() && closed.ok() && forgotten.ok() && gone.ok());
+  ASSERT_TRUE(dir->MarkClosed(closed->table_id).ok());
+  codes.Forget(forgotten->code);    // Redis lost it: Postgres answers and it is put back
+  tier.CloseTable(gone->table_id);  // no owner record, and younger than the grace
+  std::string unknown;
+  for (int i = 0; unknown.empty() || unknown == open->code || unknown == closed->code ||
+                  unknown == forgotten->code || unknown == gone->code;
+       ++i) {
+    unknown = absl::StrFormat("%06d", i);
+  }
+  const std::vector<std::string> in = {open->code,   open->invite_link, "12345",    unknown,
+                                       closed->code, forgotten->code,   gone->code, open->code};
+  std::vector<absl::StatusOr<TableRef>> out = dir->ResolveCodes(in);
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t i : {0u, 1u, 7u}) {
+    ASSERT_TRUE(out[i].ok()) << i << ": " << out[i].status();
+    EXPECT_EQ(out[i]->table_id, open->table_id);
+    EXPECT_EQ(out[i]->owner_addr, open->owner_addr);
+  }
+  EXPECT_EQ(out[2].status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out[3].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(out[3].status().message(), "no table has code " + unknown);
+  EXPECT_EQ(out[4].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(out[4].status().message(), "the table of this code closed");
+  ASSERT_TRUE(out[5].ok()) << out[5].status();
+  EXPECT_EQ(out[5]->table_id, forgotten->table_id);
+  EXPECT_TRUE(codes.Get(forgotten->code)->has_value());
+  EXPECT_EQ(out[6].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(out[6].status().message(), "the table of this code is not open yet: retry");
+  // Each answer is ResolveCode's for that input.
+  for (size_t i = 0; i < in.size(); ++i) {
+    absl::StatusOr<TableRef> one = dir->ResolveCode(in[i]);
+    EXPECT_EQ(one.status(), out[i].status()) << i;
+    if (one.ok()) {
+      EXPECT_EQ(one->table_id, out[i]->table_id) << i;
+    }
+  }
+  // The registry down: every parsed code whose row was found is UNAVAILABLE.
+  tier.SetRegistryDown(true);
+  out = dir->ResolveCodes({open->code, "x"});
+  EXPECT_EQ(out[0].status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(out[1].status().code(), absl::StatusCode::kInvalidArgument);
+  tier.SetRegistryDown(false);
+  EXPECT_TRUE(dir->ResolveCodes({}).empty());
+}
+
+TEST_F(DirectoryTest, ResolveCodeThroughTheServerInBatches) {
+  std::vector<TableRef> tables;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<TableRef> t = dir->CreateTable("ann", Options("r" + std::to_string(i)));
+    ASSERT_TRUE(t.ok()) << t.status();
+    tables.push_back(*t);
+  }
+  auth::FakeCallerAuth auth;
+  DirectoryService service(*dir, auth, {.threads = 2, .batch_max = 8, .queue_max = 64});
+  common::Metrics metrics("lobby");
+  absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
+      common::GrpcServer::Start({.listen_address = "127.0.0.1:0"}, {&service}, metrics);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<v1::Directory::Stub> stub = v1::Directory::NewStub((*server)->InProcessChannel());
+  auto resolve = [&](const std::string& code, bool with_token, v1::TableRef* out) {
+    grpc::ClientContext ctx;
+    if (with_token) ctx.AddMetadata("courtpiece-test-player", "bob");
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ResolveCodeRequest r;
+    r.set_code(code);
+    return stub->ResolveCode(&ctx, r, out);
+  };
+  v1::TableRef out;
+  EXPECT_EQ(resolve(tables[0].code, false, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(resolve("12345", true, &out).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // 8 callers x 25 calls at once, each answered with its own code's table.
+  std::atomic<int> right{0}, wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 8; ++c) {
+    callers.emplace_back([&, c] {
+      for (int i = 0; i < 25; ++i) {
+        const TableRef& want = tables[(c + i) % tables.size()];
+        v1::TableRef got;
+        grpc::Status s = resolve(want.code, true, &got);
+        (s.ok() && got.table_id() == want.table_id && got.code() == want.code &&
+                 got.owner_addr() == want.owner_addr
+             ? right
+             : wrong)
+            .fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(right.load(), 200);
+  EXPECT_EQ(wrong.load(), 0);
+  (*server)->Shutdown(absl::Now() + absl::Seconds(2));
+}
+
 TEST_F(DirectoryTest, OpenTablesAreFilteredFullestFirstAndLimited) {
   Make({.open_tables_cache_ms = 0});
   absl::StatusOr<TableRef> c100 = dir->CreateTable("ann", Options("a", 100, true));
@@ -476,9 +580,7 @@ TEST_F(DirectoryTest, TheServiceRefusesCallsWithoutAToken) {
   v1::CreateTableRequest req;
   v1::TableRef out;
   EXPECT_EQ(service.CreateTable(&ctx, &req, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  v1::ResolveCodeRequest resolve;
-  EXPECT_EQ(service.ResolveCode(&ctx, &resolve, &out).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+  // ResolveCode is a callback method: ResolveCodeThroughTheServer below.
   v1::MyTablesResponse mine;
   v1::MyTablesRequest mine_req;
   EXPECT_EQ(service.MyTables(&ctx, &mine_req, &mine).error_code(),

@@ -24,6 +24,10 @@
 //   COURTPIECE_LOBBY_LIVE_INSTANCES_CACHE ResolveCode's instance view  (default 1s)
 //   COURTPIECE_LOBBY_RESOLVE_CLOSE_GRACE  a code is not closed by ResolveCode before its
 //                                         table is this old            (default 60s)
+//   COURTPIECE_LOBBY_RESOLVE_THREADS      threads answering ResolveCode in batches (default 2)
+//   COURTPIECE_LOBBY_RESOLVE_BATCH_MAX    codes resolved at once       (default 64)
+//   COURTPIECE_LOBBY_RESOLVE_QUEUE_MAX    ResolveCode calls waiting; past it
+//                                         RESOURCE_EXHAUSTED           (default 4096)
 //   COURTPIECE_LOBBY_QUICK_JOIN_TRIES     open tables a quick join tries (default 8)
 //   COURTPIECE_LOBBY_QUICK_JOIN_BET       a quick-join table's bet     (default 100)
 //   COURTPIECE_LOBBY_QUICK_JOIN_TURN_TIME a quick-join table's turn time (default 15s)
@@ -96,6 +100,7 @@ struct Config {
   int redis_db = 0;
   int redis_connections = 0;
   DirectoryOptions directory;
+  ResolveBatchOptions resolve;
   int pool_size = 0;
   absl::Duration rpc_deadline_max;
   absl::Duration token_skew;
@@ -184,6 +189,12 @@ absl::StatusOr<Config> ReadConfig() {
   c.redis_db = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_DB", 0, 0, 1023));
   c.redis_connections = static_cast<int>(env.Int("COURTPIECE_LOBBY_REDIS_CONNECTIONS", 8, 1, 256));
   ReadDirectoryConfig(env, c.directory);
+  c.resolve.threads = static_cast<int>(
+      env.Int("COURTPIECE_LOBBY_RESOLVE_THREADS", 2, 1, ResolveBatchOptions::kThreadsMax));
+  c.resolve.batch_max = static_cast<int>(
+      env.Int("COURTPIECE_LOBBY_RESOLVE_BATCH_MAX", 64, 1, ResolveBatchOptions::kBatchMax));
+  c.resolve.queue_max = static_cast<int>(
+      env.Int("COURTPIECE_LOBBY_RESOLVE_QUEUE_MAX", 4096, 1, ResolveBatchOptions::kQueueMax));
   c.accounts.access_ttl = env.Duration("COURTPIECE_LOBBY_ACCESS_TTL", absl::Minutes(15),
                                        absl::Seconds(10), absl::Hours(24));
   c.accounts.refresh_ttl = env.Duration("COURTPIECE_LOBBY_REFRESH_TTL", absl::Hours(24 * 30),
@@ -278,7 +289,7 @@ int Run() {
   RandomCodeSource code_source;
   Directory directory(config->directory, RealClock::Instance(), directory_store, codes, registry,
                       tables, engines, code_source, &quick_join_lock, &wallet);
-  DirectoryService directory_service(directory, caller_auth);
+  DirectoryService directory_service(directory, caller_auth, config->resolve);
 
   // --- records (from the tables), stats, admin reads -----------------------------------------
   // A table's close frees its code (after the cool-off); a failure here leaves the code held

@@ -20,6 +20,15 @@ return 0
   return *script;
 }
 
+// A GET's reply: the value, nullopt for none.
+absl::StatusOr<std::optional<std::string>> ValueOf(RedisReply r) {
+  if (r.is_nil()) return std::nullopt;
+  if (r.type != RedisReply::Type::kString) {
+    return absl::InternalError("unexpected Redis reply to GET code");
+  }
+  return std::move(r.str);
+}
+
 }  // namespace
 
 RedisClientPool::RedisClientPool(const RedisDirectoryOptions& options) {
@@ -52,11 +61,28 @@ absl::Status RedisCodeCache::Put(std::string_view code, std::string_view value) 
 
 absl::StatusOr<std::optional<std::string>> RedisCodeCache::Get(std::string_view code) {
   ASSIGN_OR_RETURN(RedisReply r, pool_.Next().Command({"GET", CodeKey(code)}));
-  if (r.is_nil()) return std::nullopt;
-  if (r.type != RedisReply::Type::kString) {
-    return absl::InternalError("unexpected Redis reply to GET code");
+  return ValueOf(std::move(r));
+}
+
+std::vector<absl::StatusOr<std::optional<std::string>>> RedisCodeCache::GetMany(
+    const std::vector<std::string>& codes) {
+  std::vector<absl::StatusOr<std::optional<std::string>>> out;
+  if (codes.empty()) return out;
+  std::vector<std::vector<std::string>> commands;
+  commands.reserve(codes.size());
+  for (const std::string& code : codes) commands.push_back({"GET", CodeKey(code)});
+  absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> replies = pool_.Next().Pipeline(commands);
+  out.reserve(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (!replies.ok()) {
+      out.push_back(replies.status());
+    } else if (!(*replies)[i].ok()) {
+      out.push_back((*replies)[i].status());
+    } else {
+      out.push_back(ValueOf(std::move(*(*replies)[i])));
+    }
   }
-  return std::move(r.str);
+  return out;
 }
 
 absl::Status RedisCodeCache::Release(std::string_view code, std::string_view value) {
@@ -98,6 +124,11 @@ absl::StatusOr<std::vector<InstanceInfo>> RedisTableRegistry::LiveInstances() {
 
 absl::StatusOr<placement::Owner> RedisTableRegistry::Owner(std::string_view table_id) {
   return placement::ReadOwner(pool_.Next(), keys_, table_id);
+}
+
+std::vector<absl::StatusOr<placement::Owner>> RedisTableRegistry::Owners(
+    const std::vector<std::string>& table_ids) {
+  return placement::ReadOwners(pool_.Next(), keys_, table_ids);
 }
 
 }  // namespace courtpiece::lobby

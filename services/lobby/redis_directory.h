@@ -41,6 +41,9 @@ class RedisCodeCache final : public CodeCache {
   absl::StatusOr<bool> Claim(std::string_view code, std::string_view value) override;
   absl::Status Put(std::string_view code, std::string_view value) override;
   absl::StatusOr<std::optional<std::string>> Get(std::string_view code) override;
+  // One round trip (pipelined GETs).
+  std::vector<absl::StatusOr<std::optional<std::string>>> GetMany(
+      const std::vector<std::string>& codes) override;
   absl::Status Release(std::string_view code, std::string_view value) override;
   absl::Status Close(std::string_view code, std::string_view tombstone, int64_t ttl_ms) override;
   std::string CodeKey(std::string_view code) const;
@@ -68,6 +71,9 @@ class RedisTableRegistry final : public TableRegistry {
   explicit RedisTableRegistry(const RedisDirectoryOptions& options);
   absl::StatusOr<std::vector<InstanceInfo>> LiveInstances() override;
   absl::StatusOr<placement::Owner> Owner(std::string_view table_id) override;
+  // One round trip (pipelined HMGETs).
+  std::vector<absl::StatusOr<placement::Owner>> Owners(
+      const std::vector<std::string>& table_ids) override;
 
  private:
   const placement::RegistryKeys keys_;

@@ -51,6 +51,14 @@ class TableRegistry {
   virtual ~TableRegistry() = default;
   virtual absl::StatusOr<std::vector<InstanceInfo>> LiveInstances() = 0;
   virtual absl::StatusOr<placement::Owner> Owner(std::string_view table_id) = 0;
+  // Owner of each id, in order (an implementation may ask for them all in one round trip).
+  virtual std::vector<absl::StatusOr<placement::Owner>> Owners(
+      const std::vector<std::string>& table_ids) {
+    std::vector<absl::StatusOr<placement::Owner>> out;
+    out.reserve(table_ids.size());
+    for (const std::string& id : table_ids) out.push_back(Owner(id));
+    return out;
+  }
 };
 
 // The Redis side of the codes: "code -> entry" for the hot ResolveCode path, and the first
@@ -63,6 +71,14 @@ class CodeCache {
   // Overwrites (a reservation confirmed in Postgres, or a fall-back read re-filling Redis).
   virtual absl::Status Put(std::string_view code, std::string_view value) = 0;
   virtual absl::StatusOr<std::optional<std::string>> Get(std::string_view code) = 0;
+  // Get of each code, in order (an implementation may ask for them all in one round trip).
+  virtual std::vector<absl::StatusOr<std::optional<std::string>>> GetMany(
+      const std::vector<std::string>& codes) {
+    std::vector<absl::StatusOr<std::optional<std::string>>> out;
+    out.reserve(codes.size());
+    for (const std::string& code : codes) out.push_back(Get(code));
+    return out;
+  }
   // Deletes the key only while it still holds `value` (undoing our own Claim).
   virtual absl::Status Release(std::string_view code, std::string_view value) = 0;
   // The table closed: the key holds `tombstone` for ttl_ms (the cooling-off), then is free.

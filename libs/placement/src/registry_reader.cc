@@ -47,10 +47,7 @@ absl::StatusOr<std::vector<InstanceInfo>> ReadLiveInstances(storage::RedisClient
   return out;
 }
 
-absl::StatusOr<Owner> ReadOwner(storage::RedisClient& redis, const RegistryKeys& keys,
-                                std::string_view table_id) {
-  ASSIGN_OR_RETURN(RedisReply reply,
-                   redis.Command({"HMGET", keys.OwnerKey(table_id), "instance", "epoch"}));
+absl::StatusOr<Owner> OwnerFromReply(const RedisReply& reply, std::string_view table_id) {
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2) {
     return Unexpected("HMGET owner", reply);
   }
@@ -66,6 +63,36 @@ absl::StatusOr<Owner> ReadOwner(storage::RedisClient& redis, const RegistryKeys&
   }
   owner.instance = instance.str;
   return owner;
+}
+
+absl::StatusOr<Owner> ReadOwner(storage::RedisClient& redis, const RegistryKeys& keys,
+                                std::string_view table_id) {
+  ASSIGN_OR_RETURN(RedisReply reply,
+                   redis.Command({"HMGET", keys.OwnerKey(table_id), "instance", "epoch"}));
+  return OwnerFromReply(reply, table_id);
+}
+
+std::vector<absl::StatusOr<Owner>> ReadOwners(storage::RedisClient& redis, const RegistryKeys& keys,
+                                              const std::vector<std::string>& table_ids) {
+  if (table_ids.empty()) return {};
+  std::vector<std::vector<std::string>> commands;
+  commands.reserve(table_ids.size());
+  for (const std::string& id : table_ids) {
+    commands.push_back({"HMGET", keys.OwnerKey(id), "instance", "epoch"});
+  }
+  absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> replies = redis.Pipeline(commands);
+  std::vector<absl::StatusOr<Owner>> out;
+  out.reserve(table_ids.size());
+  for (size_t i = 0; i < table_ids.size(); ++i) {
+    if (!replies.ok()) {
+      out.push_back(replies.status());
+    } else if (!(*replies)[i].ok()) {
+      out.push_back((*replies)[i].status());
+    } else {
+      out.push_back(OwnerFromReply(*(*replies)[i], table_ids[i]));
+    }
+  }
+  return out;
 }
 
 }  // namespace courtpiece::placement

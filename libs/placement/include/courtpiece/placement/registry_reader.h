@@ -29,6 +29,10 @@ absl::StatusOr<std::vector<InstanceInfo>> ReadLiveInstances(storage::RedisClient
 // The table's owner record (HMGET instance epoch).
 absl::StatusOr<Owner> ReadOwner(storage::RedisClient& redis, const RegistryKeys& keys,
                                 std::string_view table_id);
+// ReadOwner of each id in one round trip (pipelined on the client's one connection): one
+// answer per id, in order, each as ReadOwner gives it; an I/O failure is every answer's.
+std::vector<absl::StatusOr<Owner>> ReadOwners(storage::RedisClient& redis, const RegistryKeys& keys,
+                                              const std::vector<std::string>& table_ids);
 
 }  // namespace courtpiece::placement
 
