@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,72 @@ struct ClientResult {
   std::map<std::string, int64_t> errors;
   std::string first_error;
 };
+
+void Record(ClientResult& r, const absl::Status& s, absl::Duration took) {
+  if (s.ok()) {
+    r.latencies_us.push_back(absl::ToInt64Microseconds(took));
+  } else {
+    ++r.errors[std::string(absl::StatusCodeToString(s.code()))];
+    if (r.first_error.empty()) r.first_error = s.ToString();
+  }
+}
+
+// One thread per client, each calling back to back until `end`.
+void RunThreads(BenchMode& mode, absl::Time end, std::vector<ClientResult>& results) {
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < static_cast<int>(results.size()); ++c) {
+    threads.emplace_back([&, c] {
+      while (!go.load()) std::this_thread::yield();
+      for (int64_t i = 0; absl::Now() < end; ++i) {
+        const absl::Time t0 = absl::Now();
+        absl::Status s = mode.Call(c, i);
+        Record(results[c], s, absl::Now() - t0);
+      }
+    });
+  }
+  go = true;
+  for (std::thread& t : threads) t.join();
+}
+
+// Each client has one call in flight (StartCall) and starts the next from the last one's
+// answer, until `end`; returns when every client's last call has answered.
+class AsyncLoop {
+ public:
+  AsyncLoop(BenchMode& mode, absl::Time end, std::vector<ClientResult>& results)
+      : mode_(mode), end_(end), results_(results) {}
+  void Run() {
+    running_ = static_cast<int>(results_.size());
+    for (int c = 0; c < static_cast<int>(results_.size()); ++c) Next(c, 0);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return running_ == 0; });
+  }
+
+ private:
+  void Next(int c, int64_t i) {
+    if (absl::Now() >= end_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--running_ == 0) cv_.notify_all();
+      return;
+    }
+    const absl::Time t0 = absl::Now();
+    mode_.StartCall(c, i, [this, c, i, t0](absl::Status s) {
+      Record(results_[c], s, absl::Now() - t0);  // one client's calls never overlap
+      Next(c, i + 1);
+    });
+  }
+
+  BenchMode& mode_;
+  const absl::Time end_;
+  std::vector<ClientResult>& results_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;  // clients whose loop goes on; guarded by mu_ once Run started them
+};
+
+void RunAsync(BenchMode& mode, absl::Time end, std::vector<ClientResult>& results) {
+  AsyncLoop(mode, end, results).Run();
+}
 
 }  // namespace
 
@@ -52,30 +120,17 @@ absl::StatusOr<BenchReport> RunBench(const BenchOptions& options) {
   std::unique_ptr<BenchMode> mode = factory->second(options, channels);
   if (absl::Status s = mode->Prepare(); !s.ok()) return s;
 
+  if (options.async && !mode->HasStartCall()) {
+    return absl::InvalidArgumentError(absl::StrCat("mode ", options.mode, " has no --async"));
+  }
   std::vector<ClientResult> results(options.clients);
-  std::atomic<bool> go{false};
   const absl::Time start = absl::Now();
   const absl::Time end = start + options.duration;
-  std::vector<std::thread> threads;
-  for (int c = 0; c < options.clients; ++c) {
-    threads.emplace_back([&, c] {
-      while (!go.load()) std::this_thread::yield();
-      ClientResult& r = results[c];
-      for (int64_t i = 0; absl::Now() < end; ++i) {
-        const absl::Time t0 = absl::Now();
-        absl::Status s = mode->Call(c, i);
-        const int64_t us = absl::ToInt64Microseconds(absl::Now() - t0);
-        if (s.ok()) {
-          r.latencies_us.push_back(us);
-        } else {
-          ++r.errors[std::string(absl::StatusCodeToString(s.code()))];
-          if (r.first_error.empty()) r.first_error = s.ToString();
-        }
-      }
-    });
+  if (options.async) {
+    RunAsync(*mode, end, results);
+  } else {
+    RunThreads(*mode, end, results);
   }
-  go = true;
-  for (std::thread& t : threads) t.join();
   BenchReport report;
   report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   std::vector<int64_t> all;

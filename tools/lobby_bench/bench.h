@@ -1,6 +1,9 @@
 // courtpiece-lobby-bench: closed-loop load against a running lobby. Each of --clients
 // threads calls its mode's Call() back to back for --seconds; the tool prints calls/s, the
-// p50/p99/max latency of a call and the errors by code.
+// p50/p99/max latency of a call and the errors by code. With --async (modes that have
+// StartCall), the same closed loop without a thread per client: each client has one call in
+// flight on gRPC's callback API and starts its next when the answer comes, so the load
+// generator costs the machine less of the CPU it shares with the lobby.
 //
 // Modes: a mode is one kind of call: login (GuestLogin), resolve (Directory.ResolveCode),
 // create (Directory.CreateTable), record (LobbyRecords.RecordGame). To add one: implement BenchMode
@@ -18,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -34,6 +38,7 @@ struct BenchOptions {
   int channels = 4;               // gRPC connections shared round-robin by the clients
   bool login_new_devices = true;  // login: every call a new device (sign-up) or a known one
   int resolve_tables = 1000;      // resolve: tables created in Prepare(), codes resolved at random
+  bool async = false;             // closed loop on the callback API (modes with StartCall)
 };
 
 class BenchMode {
@@ -43,6 +48,14 @@ class BenchMode {
   virtual absl::Status Prepare() { return absl::OkStatus(); }
   // One call by client `client` (0..clients-1); its status is counted by code.
   virtual absl::Status Call(int client, int64_t iteration) = 0;
+  // Whether StartCall is implemented (--async).
+  virtual bool HasStartCall() const { return false; }
+  // Starts the same call as Call() and returns at once; `done` runs once with its status, on
+  // a gRPC thread. For one client, the runner starts a call only after the last one's done.
+  virtual void StartCall(int client, int64_t iteration,
+                         absl::AnyInvocable<void(absl::Status) &&> done) {
+    std::move(done)(Call(client, iteration));
+  }
 };
 
 using ModeFactory = std::function<std::unique_ptr<BenchMode>(

@@ -20,6 +20,9 @@ ABSL_FLAG(int, deadline_ms, 5000, "deadline of each call");
 ABSL_FLAG(bool, login_new_devices, true,
           "login: a new device per call (sign-up); false: known devices (sign-in again)");
 ABSL_FLAG(int, resolve_tables, 1000, "resolve: tables created first, whose codes are resolved");
+ABSL_FLAG(bool, async, false,
+          "the same closed loop on gRPC's callback API, one call in flight per client and no "
+          "thread per client (resolve only)");
 
 int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // docs/services.md
@@ -32,7 +35,8 @@ int main(int argc, char** argv) {
       .call_deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms)),
       .channels = absl::GetFlag(FLAGS_channels),
       .login_new_devices = absl::GetFlag(FLAGS_login_new_devices),
-      .resolve_tables = absl::GetFlag(FLAGS_resolve_tables)};
+      .resolve_tables = absl::GetFlag(FLAGS_resolve_tables),
+      .async = absl::GetFlag(FLAGS_async)};
   if (options.clients < 1 || options.clients > 4096 || absl::GetFlag(FLAGS_seconds) < 1 ||
       options.channels < 1 || options.channels > 64 || absl::GetFlag(FLAGS_deadline_ms) < 1 ||
       options.resolve_tables < 1 || options.resolve_tables > 100'000) {

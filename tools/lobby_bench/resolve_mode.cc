@@ -47,6 +47,24 @@ class ResolveMode final : public BenchMode {
         stubs_[client % stubs_.size()]->ResolveCode(context.get(), request, &table));
   }
 
+  bool HasStartCall() const override { return true; }
+  void StartCall(int client, int64_t iteration,
+                 absl::AnyInvocable<void(absl::Status) &&> done) override {
+    struct Pending {
+      std::unique_ptr<grpc::ClientContext> context;
+      v1::ResolveCodeRequest request;
+      v1::TableRef table;
+      absl::AnyInvocable<void(absl::Status) &&> done;
+    };
+    auto* p = new Pending{NewContext(options_, tokens_.of(client)), {}, {}, std::move(done)};
+    p->request.set_code(codes_[MixCall(client, iteration) % codes_.size()]);
+    stubs_[client % stubs_.size()]->async()->ResolveCode(
+        p->context.get(), &p->request, &p->table, [p](grpc::Status s) {
+          std::unique_ptr<Pending> owned(p);
+          std::move(owned->done)(common::FromGrpcStatus(s));
+        });
+  }
+
  private:
   const BenchOptions options_;
   const std::vector<std::shared_ptr<grpc::Channel>> channels_;

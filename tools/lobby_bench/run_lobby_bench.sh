@@ -3,7 +3,8 @@
 # Postgres (issue 11, docs/lobby.md "Measured"):
 #   tools/lobby_bench/run_lobby_bench.sh --pg HOST:PORT --redis HOST:PORT [--bin build/bin]
 #       [--clients 32] [--seconds 10] [--pool 16] [--redis-db 14] [--resolve-tables 1000]
-#       [--modes login,login-returning,resolve,create,record,pgbench]
+#       [--modes login,login-returning,resolve,create,record,pgbench]  (also resolve-async:
+#       resolve with the bench's clients on gRPC's callback API instead of a thread each)
 # Starts, on free loopback ports: courtpiece-wallet, two courtpiece-table instances and
 # courtpiece-lobby (a fresh database `lobbybench` with the wallet and lobby schemas
 # migrated, Redis database --redis-db flushed first, a new signing key), then runs
@@ -134,6 +135,7 @@ for m in "${wanted[@]}"; do
     login) bench login --mode=login ;;
     login-returning) bench login-returning --mode=login --login_new_devices=false ;;
     resolve) bench resolve --mode=resolve --resolve_tables="$resolve_tables" ;;
+    resolve-async) bench resolve-async --mode=resolve --async --resolve_tables="$resolve_tables" ;;
     create) bench create --mode=create ;;
     record) bench record --mode=record ;;
     pgbench) ;;
