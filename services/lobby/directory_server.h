@@ -39,6 +39,9 @@ class DirectoryService final
   Directory& directory_;
   const auth::CallerAuth& auth_;
   ResolveBatcher resolver_;
+
+ public:
+  const ResolveBatcher& resolver() const { return resolver_; }  // for tests
 };
 
 // Domain -> proto.

@@ -355,6 +355,10 @@ TEST_F(DirectoryTest, ResolveCodeThroughTheServerInBatches) {
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(right.load(), 200);
   EXPECT_EQ(wrong.load(), 0);
+  // Every call with a token went through the batcher ("12345" too: parsed there).
+  EXPECT_EQ(service.resolver().requests(), 201);
+  EXPECT_LE(service.resolver().batches(), 201);
+  EXPECT_EQ(service.resolver().expired(), 0);
   (*server)->Shutdown(absl::Now() + absl::Seconds(2));
 }
 

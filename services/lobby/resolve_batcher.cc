@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "courtpiece/common/check.h"
 
 namespace courtpiece::lobby {
@@ -28,12 +30,12 @@ ResolveBatcher::~ResolveBatcher() {
   COURTPIECE_CHECK(queue_.empty(), "the batcher's threads answer everything before they end");
 }
 
-bool ResolveBatcher::Submit(std::string code_or_link, Done done) {
+bool ResolveBatcher::Submit(std::string code_or_link, absl::Time deadline, Done done) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     COURTPIECE_CHECK(!stopping_, "Submit after the batcher began to stop");
     if (static_cast<int>(queue_.size()) >= options_.queue_max) return false;
-    queue_.emplace_back(std::move(code_or_link), std::move(done));
+    queue_.push_back(Waiting{std::move(code_or_link), deadline, std::move(done)});
   }
   work_cv_.notify_one();
   return true;
@@ -49,28 +51,46 @@ int64_t ResolveBatcher::requests() const {
   return requests_;
 }
 
+int64_t ResolveBatcher::expired() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return expired_;
+}
+
 void ResolveBatcher::Run() {
   std::vector<std::string> inputs;
   std::vector<Done> dones;
+  std::vector<Done> expired;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing is left to answer
-      const size_t take = std::min(queue_.size(), static_cast<size_t>(options_.batch_max));
-      for (size_t i = 0; i < take; ++i) {
-        inputs.push_back(std::move(queue_.front().first));
-        dones.push_back(std::move(queue_.front().second));
+      const absl::Time now = absl::Now();
+      while (!queue_.empty() && inputs.size() < static_cast<size_t>(options_.batch_max)) {
+        Waiting& w = queue_.front();
+        if (w.deadline <= now) {
+          expired.push_back(std::move(w.done));
+        } else {
+          inputs.push_back(std::move(w.code_or_link));
+          dones.push_back(std::move(w.done));
+        }
         queue_.pop_front();
       }
-      ++batches_;
-      requests_ += static_cast<int64_t>(take);
+      if (!inputs.empty()) ++batches_;
+      requests_ += static_cast<int64_t>(inputs.size());
+      expired_ += static_cast<int64_t>(expired.size());
     }
-    std::vector<absl::StatusOr<TableRef>> answers = resolve_(inputs);
-    COURTPIECE_CHECK(answers.size() == inputs.size(), "one answer per request");
-    for (size_t i = 0; i < dones.size(); ++i) std::move(dones[i])(std::move(answers[i]));
+    for (Done& done : expired) {
+      std::move(done)(absl::DeadlineExceededError("the call's deadline passed while it waited"));
+    }
+    if (!inputs.empty()) {
+      std::vector<absl::StatusOr<TableRef>> answers = resolve_(inputs);
+      COURTPIECE_CHECK(answers.size() == inputs.size(), "one answer per request");
+      for (size_t i = 0; i < dones.size(); ++i) std::move(dones[i])(std::move(answers[i]));
+    }
     inputs.clear();
     dones.clear();
+    expired.clear();
   }
 }
 

@@ -7,8 +7,11 @@
 // Contract: Submit queues a request and returns true, or returns false when queue_max
 // requests wait already (nothing is queued: the caller answers RESOURCE_EXHAUSTED). Every
 // queued request's `done` runs exactly once, on a batcher thread, with the answer
-// ResolveCodes gives it; the destructor answers whatever still waits before its threads
-// end. No Submit may start once the destructor has begun (a CHECK).
+// ResolveCodes gives it, or DEADLINE_EXCEEDED without resolving it when its `deadline` has
+// passed by the time a thread takes it (its caller has given up: an overloaded lobby does
+// not spend Redis round trips on answers nobody reads). The destructor answers whatever
+// still waits before its threads end. No Submit may start once the destructor has begun
+// (a CHECK).
 // Thread-safety: Submit from any thread.
 #ifndef COURTPIECE_SERVICES_LOBBY_RESOLVE_BATCHER_H_
 #define COURTPIECE_SERVICES_LOBBY_RESOLVE_BATCHER_H_
@@ -20,11 +23,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "services/lobby/directory.h"
 
 namespace courtpiece::lobby {
@@ -50,11 +53,12 @@ class ResolveBatcher {
   ResolveBatcher(const ResolveBatcher&) = delete;
   ResolveBatcher& operator=(const ResolveBatcher&) = delete;
 
-  bool Submit(std::string code_or_link, Done done);
+  bool Submit(std::string code_or_link, absl::Time deadline, Done done);
 
-  // Counters for the tests and the docs' figures.
+  // Counters for the tests: batches resolved, requests in them, requests past their deadline.
   int64_t batches() const;
   int64_t requests() const;
+  int64_t expired() const;
 
  private:
   void Run();
@@ -63,10 +67,16 @@ class ResolveBatcher {
   const ResolveBatchOptions options_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;
-  std::deque<std::pair<std::string, Done>> queue_;  // guarded by mu_
-  bool stopping_ = false;                           // guarded by mu_
-  int64_t batches_ = 0;                             // guarded by mu_
-  int64_t requests_ = 0;                            // guarded by mu_
+  struct Waiting {
+    std::string code_or_link;
+    absl::Time deadline;
+    Done done;
+  };
+  std::deque<Waiting> queue_;  // guarded by mu_
+  bool stopping_ = false;      // guarded by mu_
+  int64_t batches_ = 0;        // guarded by mu_
+  int64_t requests_ = 0;       // guarded by mu_
+  int64_t expired_ = 0;        // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

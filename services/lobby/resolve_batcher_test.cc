@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace courtpiece::lobby {
@@ -64,6 +66,8 @@ class ScriptedResolve {
   std::vector<int> sizes_;
 };
 
+const absl::Time kNever = absl::InfiniteFuture();
+
 // Collects the answers by input.
 struct Answers {
   std::mutex mu;
@@ -86,13 +90,13 @@ TEST(ResolveBatcher, RequestsWaitingTogetherAreOneBatchAndEachGetsItsOwnAnswer) 
   resolve.Hold(true);
   {
     ResolveBatcher batcher(resolve.Fn(), {.threads = 1, .batch_max = 4, .queue_max = 100});
-    ASSERT_TRUE(batcher.Submit("first", answers.For("first")));
+    ASSERT_TRUE(batcher.Submit("first", kNever, answers.For("first")));
     resolve.AwaitEntered(1);  // the thread holds a batch of one; ten more wait meanwhile
     for (int i = 0; i < 9; ++i) {
       const std::string code = "c" + std::to_string(i);
-      ASSERT_TRUE(batcher.Submit(code, answers.For(code)));
+      ASSERT_TRUE(batcher.Submit(code, kNever, answers.For(code)));
     }
-    ASSERT_TRUE(batcher.Submit("bad", answers.For("bad")));
+    ASSERT_TRUE(batcher.Submit("bad", kNever, answers.For("bad")));
     resolve.Hold(false);
   }  // the destructor answers everything still waiting
   EXPECT_EQ(resolve.sizes(), (std::vector<int>{1, 4, 4, 2}));
@@ -113,21 +117,49 @@ TEST(ResolveBatcher, AFullQueueRefusesAndQueuesNothing) {
   resolve.Hold(true);
   {
     ResolveBatcher batcher(resolve.Fn(), {.threads = 1, .batch_max = 2, .queue_max = 3});
-    ASSERT_TRUE(batcher.Submit("a", answers.For("a")));
+    ASSERT_TRUE(batcher.Submit("a", kNever, answers.For("a")));
     resolve.AwaitEntered(1);
-    EXPECT_TRUE(batcher.Submit("b", answers.For("b")));
-    EXPECT_TRUE(batcher.Submit("c", answers.For("c")));
-    EXPECT_TRUE(batcher.Submit("d", answers.For("d")));
+    EXPECT_TRUE(batcher.Submit("b", kNever, answers.For("b")));
+    EXPECT_TRUE(batcher.Submit("c", kNever, answers.For("c")));
+    EXPECT_TRUE(batcher.Submit("d", kNever, answers.For("d")));
     bool called = false;
-    EXPECT_FALSE(batcher.Submit("e", [&](absl::StatusOr<TableRef>) { called = true; }));
+    EXPECT_FALSE(batcher.Submit("e", kNever, [&](absl::StatusOr<TableRef>) { called = true; }));
     resolve.Hold(false);
     while (answers.size() < 4) std::this_thread::yield();
     EXPECT_FALSE(called);
     EXPECT_EQ(batcher.requests(), 4);
-    EXPECT_EQ(batcher.batches(), 3);                     // a, then b c, then d
-    EXPECT_TRUE(batcher.Submit("e", answers.For("e")));  // room again
+    EXPECT_EQ(batcher.batches(), 3);                             // a, then b c, then d
+    EXPECT_TRUE(batcher.Submit("e", kNever, answers.For("e")));  // room again
   }
   EXPECT_EQ(answers.size(), 5u);
+}
+
+TEST(ResolveBatcher, ARequestWhoseDeadlinePassedWhileItWaitedIsAnsweredWithoutResolving) {
+  ScriptedResolve resolve;
+  Answers answers;
+  resolve.Hold(true);
+  {
+    ResolveBatcher batcher(resolve.Fn(), {.threads = 1, .batch_max = 8, .queue_max = 100});
+    ASSERT_TRUE(batcher.Submit("first", kNever, answers.For("first")));
+    resolve.AwaitEntered(1);
+    ASSERT_TRUE(batcher.Submit("late", absl::Now() - absl::Seconds(1), answers.For("late")));
+    ASSERT_TRUE(batcher.Submit("soon", absl::Now() + absl::Milliseconds(50), answers.For("soon")));
+    ASSERT_TRUE(batcher.Submit("fine", kNever, answers.For("fine")));
+    absl::SleepFor(absl::Milliseconds(100));  // "soon" expires while the thread is held
+    resolve.Hold(false);
+    while (answers.size() < 4) std::this_thread::yield();
+    EXPECT_EQ(batcher.expired(), 2);
+    EXPECT_EQ(batcher.requests(), 2);  // first, fine
+  }
+  EXPECT_EQ(resolve.sizes(), (std::vector<int>{1, 1}));
+  for (auto& [code, r] : answers.got) {
+    if (code == "late" || code == "soon") {
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << code;
+    } else {
+      ASSERT_TRUE(r.ok()) << code;
+      EXPECT_EQ(r->table_id, "t-" + code);
+    }
+  }
 }
 
 TEST(ResolveBatcher, ManyThreadsSubmittingAtOnceGetEveryAnswerExactlyOnce) {
@@ -141,7 +173,7 @@ TEST(ResolveBatcher, ManyThreadsSubmittingAtOnceGetEveryAnswerExactlyOnce) {
       submitters.emplace_back([&, t] {
         for (int i = 0; i < 500; ++i) {
           const std::string code = std::to_string(t) + "-" + std::to_string(i);
-          if (!batcher.Submit(code, answers.For(code))) refused.fetch_add(1);
+          if (!batcher.Submit(code, kNever, answers.For(code))) refused.fetch_add(1);
         }
       });
     }

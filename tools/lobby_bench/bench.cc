@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -67,7 +68,25 @@ class AsyncLoop {
   }
 
  private:
+  // Starts client c's call i, and then whatever calls answered inline meanwhile: an answer
+  // that comes on the starting thread itself (gRPC may fail a call at once, e.g. with
+  // nothing listening) only queues its client's next call, so nothing recurses.
   void Next(int c, int64_t i) {
+    thread_local std::vector<std::pair<int, int64_t>>* inline_next = nullptr;
+    if (inline_next != nullptr) {
+      inline_next->emplace_back(c, i);
+      return;
+    }
+    std::vector<std::pair<int, int64_t>> todo{{c, i}};
+    inline_next = &todo;
+    while (!todo.empty()) {
+      const auto [client, iteration] = todo.back();
+      todo.pop_back();
+      Start(client, iteration);
+    }
+    inline_next = nullptr;
+  }
+  void Start(int c, int64_t i) {
     if (absl::Now() >= end_) {
       std::lock_guard<std::mutex> lock(mu_);
       if (--running_ == 0) cv_.notify_all();

@@ -50,11 +50,12 @@ class BenchMode {
   virtual absl::Status Call(int client, int64_t iteration) = 0;
   // Whether StartCall is implemented (--async).
   virtual bool HasStartCall() const { return false; }
-  // Starts the same call as Call() and returns at once; `done` runs once with its status, on
-  // a gRPC thread. For one client, the runner starts a call only after the last one's done.
-  virtual void StartCall(int client, int64_t iteration,
+  // Starts the same call as Call() and returns; `done` runs once with its status, on a gRPC
+  // thread (or on this one, for a call that fails at once). For one client, the runner
+  // starts a call only after the last one's done. Only for modes whose HasStartCall is true.
+  virtual void StartCall(int /*client*/, int64_t /*iteration*/,
                          absl::AnyInvocable<void(absl::Status) &&> done) {
-    std::move(done)(Call(client, iteration));
+    std::move(done)(absl::UnimplementedError("this mode has no --async"));
   }
 };
 

@@ -60,8 +60,10 @@ class ResolveMode final : public BenchMode {
     p->request.set_code(codes_[MixCall(client, iteration) % codes_.size()]);
     stubs_[client % stubs_.size()]->async()->ResolveCode(
         p->context.get(), &p->request, &p->table, [p](grpc::Status s) {
-          std::unique_ptr<Pending> owned(p);
-          std::move(owned->done)(common::FromGrpcStatus(s));
+          // The call's objects go before `done`, which may be the run's last answer.
+          absl::AnyInvocable<void(absl::Status)&&> answer = std::move(p->done);
+          delete p;
+          std::move(answer)(common::FromGrpcStatus(s));
         });
   }
 
