@@ -1,7 +1,6 @@
 #include "services/gateway/grpc_front.h"
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/check.h"
+#include "courtpiece/common/fifo.h"
 #include "courtpiece/common/grpc_status.h"
 
 namespace courtpiece::gateway {
@@ -260,7 +260,7 @@ class GrpcPlayCall {
   // Guarded by sink_->mu_.
   int pending_ = 0;    // operations started and not yet completed
   bool done_ = false;  // no operation will start any more
-  std::deque<cv1::PlayResponse> queue_;
+  common::Fifo<cv1::PlayResponse> queue_;
   cv1::PlayResponse writing_;  // owned by the write in flight
   bool write_in_flight_ = false;
   bool broken_ = false;                 // a write failed: the client is gone

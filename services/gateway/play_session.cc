@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -13,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "courtpiece/common/fifo.h"
 #include "courtpiece/common/log.h"
 
 namespace courtpiece::gateway {
@@ -441,14 +441,14 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
     }
     drainer_ = std::this_thread::get_id();
     while (!gone_ && (!outbox_.empty() || finish_.has_value())) {
-      std::deque<client::v1::PlayResponse> batch;
+      common::Fifo<client::v1::PlayResponse> batch;
       batch.swap(outbox_);
       std::optional<absl::Status> finish;
       if (batch.empty()) finish.swap(finish_);  // Finish goes after every message before it
       lock.unlock();
-      for (client::v1::PlayResponse& m : batch) {
+      for (; !batch.empty(); batch.pop_front()) {
         if (gone_.load(std::memory_order_acquire)) break;
-        sink_->Send(std::move(m));
+        sink_->Send(std::move(batch.front()));
         deps_.metrics.MessageOut(options_.kind);
       }
       if (finish.has_value() && !gone_.load(std::memory_order_acquire)) {
@@ -468,24 +468,24 @@ class PlaySession final : public PlayConnection, public std::enable_shared_from_
   const std::shared_ptr<ClientSink> sink_;
 
   std::mutex mu_;
-  State state_ = State::kAwaitOpen;              // guarded by mu_
-  std::string table_id_;                         // guarded by mu_
-  uint64_t last_seq_ = 0;                        // guarded by mu_
-  uint64_t generation_ = 0;                      // guarded by mu_
-  std::shared_ptr<UpstreamStream> stream_;       // guarded by mu_
-  bool stream_opened_ = false;                   // guarded by mu_
-  std::string redirect_addr_;                    // guarded by mu_
-  int redirects_in_row_ = 0;                     // guarded by mu_
-  absl::Time retry_deadline_;                    // guarded by mu_
-  absl::Duration backoff_;                       // guarded by mu_
-  std::optional<Scheduler::TaskId> retry_task_;  // guarded by mu_
-  std::vector<uint64_t> in_flight_;              // guarded by mu_
-  std::vector<table::v1::PlayRequest> held_;     // guarded by mu_
-  double tokens_;                                // guarded by mu_
-  absl::Time refilled_at_;                       // guarded by mu_
-  int refusals_ = 0;                             // guarded by mu_
-  std::deque<client::v1::PlayResponse> outbox_;  // guarded by mu_
-  std::optional<absl::Status> finish_;           // guarded by mu_
+  State state_ = State::kAwaitOpen;                // guarded by mu_
+  std::string table_id_;                           // guarded by mu_
+  uint64_t last_seq_ = 0;                          // guarded by mu_
+  uint64_t generation_ = 0;                        // guarded by mu_
+  std::shared_ptr<UpstreamStream> stream_;         // guarded by mu_
+  bool stream_opened_ = false;                     // guarded by mu_
+  std::string redirect_addr_;                      // guarded by mu_
+  int redirects_in_row_ = 0;                       // guarded by mu_
+  absl::Time retry_deadline_;                      // guarded by mu_
+  absl::Duration backoff_;                         // guarded by mu_
+  std::optional<Scheduler::TaskId> retry_task_;    // guarded by mu_
+  std::vector<uint64_t> in_flight_;                // guarded by mu_
+  std::vector<table::v1::PlayRequest> held_;       // guarded by mu_
+  double tokens_;                                  // guarded by mu_
+  absl::Time refilled_at_;                         // guarded by mu_
+  int refusals_ = 0;                               // guarded by mu_
+  common::Fifo<client::v1::PlayResponse> outbox_;  // guarded by mu_
+  std::optional<absl::Status> finish_;             // guarded by mu_
   std::thread::id drainer_;          // guarded by mu_: who drains the outbox; id() when none does
   std::condition_variable drained_;  // drainer_ went back to id()
   // Set once, under mu_; the drain also reads it without mu_ between two messages.

@@ -24,7 +24,6 @@
 #include <boost/beast/websocket.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "courtpiece/client/v1/client.pb.h"
+#include "courtpiece/common/fifo.h"
 #include "services/gateway/client_sink.h"
 #include "services/gateway/conn_limiter.h"
 #include "services/gateway/gateway_metrics.h"
@@ -130,7 +130,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   // Shared with the sink's callers (any thread).
   std::mutex mu_;
-  std::deque<client::v1::PlayResponse> queue_;
+  common::Fifo<client::v1::PlayResponse> queue_;
   bool accepting_sends_ = true;
 };
 
