@@ -66,23 +66,13 @@ absl::StatusOr<std::optional<std::string>> RedisCodeCache::Get(std::string_view 
 
 std::vector<absl::StatusOr<std::optional<std::string>>> RedisCodeCache::GetMany(
     const std::vector<std::string>& codes) {
-  std::vector<absl::StatusOr<std::optional<std::string>>> out;
-  if (codes.empty()) return out;
+  if (codes.empty()) return {};
   std::vector<std::vector<std::string>> commands;
   commands.reserve(codes.size());
   for (const std::string& code : codes) commands.push_back({"GET", CodeKey(code)});
-  absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> replies = pool_.Next().Pipeline(commands);
-  out.reserve(codes.size());
-  for (size_t i = 0; i < codes.size(); ++i) {
-    if (!replies.ok()) {
-      out.push_back(replies.status());
-    } else if (!(*replies)[i].ok()) {
-      out.push_back((*replies)[i].status());
-    } else {
-      out.push_back(ValueOf(std::move(*(*replies)[i])));
-    }
-  }
-  return out;
+  return storage::EachReply<std::optional<std::string>>(
+      pool_.Next().Pipeline(commands), codes.size(),
+      [](size_t, RedisReply reply) { return ValueOf(std::move(reply)); });
 }
 
 absl::Status RedisCodeCache::Release(std::string_view code, std::string_view value) {

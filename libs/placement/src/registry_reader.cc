@@ -80,19 +80,9 @@ std::vector<absl::StatusOr<Owner>> ReadOwners(storage::RedisClient& redis, const
   for (const std::string& id : table_ids) {
     commands.push_back({"HMGET", keys.OwnerKey(id), "instance", "epoch"});
   }
-  absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> replies = redis.Pipeline(commands);
-  std::vector<absl::StatusOr<Owner>> out;
-  out.reserve(table_ids.size());
-  for (size_t i = 0; i < table_ids.size(); ++i) {
-    if (!replies.ok()) {
-      out.push_back(replies.status());
-    } else if (!(*replies)[i].ok()) {
-      out.push_back((*replies)[i].status());
-    } else {
-      out.push_back(OwnerFromReply(*(*replies)[i], table_ids[i]));
-    }
-  }
-  return out;
+  return storage::EachReply<Owner>(
+      redis.Pipeline(commands), table_ids.size(),
+      [&](size_t i, const RedisReply& reply) { return OwnerFromReply(reply, table_ids[i]); });
 }
 
 }  // namespace courtpiece::placement

@@ -1,6 +1,8 @@
 #include <hiredis/hiredis.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "courtpiece/storage/redis_client.h"
 #include "gtest/gtest.h"
@@ -83,6 +85,32 @@ TEST(ParseRedisAddr, HostPort) {
   EXPECT_EQ(ParseRedisAddr("localhost").status().code(), C::kInvalidArgument);
   EXPECT_EQ(ParseRedisAddr("h:0").status().code(), C::kInvalidArgument);
   EXPECT_EQ(ParseRedisAddr(":1").status().code(), C::kInvalidArgument);
+}
+
+TEST(EachReply, MapsEveryReplyAndKeepsEachErrorInItsPlace) {
+  std::vector<absl::StatusOr<RedisReply>> replies;
+  RedisReply a;
+  a.type = RedisReply::Type::kString;
+  a.str = "a";
+  replies.push_back(a);
+  replies.push_back(absl::InternalError("WRONGTYPE"));
+  RedisReply c;
+  c.type = RedisReply::Type::kString;
+  c.str = "c";
+  replies.push_back(c);
+  std::vector<absl::StatusOr<std::string>> out = EachReply<std::string>(
+      std::move(replies), 3, [](size_t i, RedisReply r) -> absl::StatusOr<std::string> {
+        return std::to_string(i) + r.str;
+      });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(*out[0], "0a");
+  EXPECT_EQ(out[1].status().message(), "WRONGTYPE");
+  EXPECT_EQ(*out[2], "2c");  // the index is the command's, past an error
+  out = EachReply<std::string>(
+      absl::UnavailableError("connection reset"), 2,
+      [](size_t, RedisReply r) -> absl::StatusOr<std::string> { return r.str; });
+  ASSERT_EQ(out.size(), 2u);
+  for (const absl::StatusOr<std::string>& o : out) EXPECT_EQ(o.status().code(), C::kUnavailable);
 }
 
 }  // namespace

@@ -25,8 +25,10 @@
 #ifndef COURTPIECE_STORAGE_REDIS_CLIENT_H_
 #define COURTPIECE_STORAGE_REDIS_CLIENT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -132,6 +134,26 @@ class RedisClient {
   redisContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// One answer per command of a Pipeline (`count` commands sent): `f(i, RedisReply)` (returning
+// absl::StatusOr<T>) for command i's reply, else the error: the whole pipeline's for every
+// command, or that command's own.
+template <typename T, typename F>
+std::vector<absl::StatusOr<T>> EachReply(
+    absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> replies, size_t count, F f) {
+  std::vector<absl::StatusOr<T>> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!replies.ok()) {
+      out.push_back(replies.status());
+    } else if (!(*replies)[i].ok()) {
+      out.push_back((*replies)[i].status());
+    } else {
+      out.push_back(f(i, std::move(*(*replies)[i])));
+    }
+  }
+  return out;
+}
 
 }  // namespace courtpiece::storage
 
