@@ -388,9 +388,7 @@ absl::StatusOr<TableRef> Directory::EnsureCreated(DirectoryTable row) {
 // --- ResolveCode / MarkClosed --------------------------------------------------------------------
 
 absl::StatusOr<TableRef> Directory::ResolveCode(std::string_view code_or_link) {
-  ASSIGN_OR_RETURN(std::string code, ParseCodeOrLink(code_or_link));
-  ASSIGN_OR_RETURN(DirectoryTable row, OpenRowOf(code, codes_.Get(code)));
-  return ResolveEntry(row, registry_.Owner(row.table_id));
+  return std::move(ResolveCodes({std::string(code_or_link)}).front());
 }
 
 std::vector<absl::StatusOr<TableRef>> Directory::ResolveCodes(

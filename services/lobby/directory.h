@@ -137,8 +137,8 @@ class Directory {
 
   absl::StatusOr<TableRef> CreateTable(std::string_view caller, const NewTable& table);
   absl::StatusOr<TableRef> ResolveCode(std::string_view code_or_link);
-  // ResolveCode of each, in order, with the same answers; the Redis reads of the whole batch
-  // in two round trips (the codes, then the owner records) instead of two per code.
+  // ResolveCode of each, in order (ResolveCode is this with one code); the Redis reads of
+  // the whole batch in two round trips (the codes, then the owner records).
   std::vector<absl::StatusOr<TableRef>> ResolveCodes(
       const std::vector<std::string>& codes_or_links);
   absl::Status MarkClosed(std::string_view table_id);

@@ -1,8 +1,8 @@
 #include "services/lobby/directory_server.h"
 
-#include <chrono>
-
 #include "absl/time/time.h"
+#include "courtpiece/common/clock.h"
+#include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/grpc_status.h"
 
 namespace courtpiece::lobby {
@@ -63,20 +63,17 @@ grpc::ServerUnaryReactor* DirectoryService::ResolveCode(grpc::CallbackServerCont
     return reactor;
   }
   // The request and the response live until Finish.
-  // gRPC's "no deadline" is the time_point's max.
-  const std::chrono::system_clock::time_point deadline = context->deadline();
-  const bool queued = resolver_.Submit(request->code(),
-                                       deadline == std::chrono::system_clock::time_point::max()
-                                           ? absl::InfiniteFuture()
-                                           : absl::FromChrono(deadline),
-                                       [reactor, response](absl::StatusOr<TableRef> ref) {
-                                         if (!ref.ok()) {
-                                           reactor->Finish(ToGrpcStatus(ref.status()));
-                                           return;
-                                         }
-                                         ToProto(*ref, response);
-                                         reactor->Finish(grpc::Status::OK);
-                                       });
+  const bool queued = resolver_.Submit(
+      request->code(),
+      common::ServerDeadline(*context, RealClock::Instance(), absl::InfiniteDuration()),
+      [reactor, response](absl::StatusOr<TableRef> ref) {
+        if (!ref.ok()) {
+          reactor->Finish(ToGrpcStatus(ref.status()));
+          return;
+        }
+        ToProto(*ref, response);
+        reactor->Finish(grpc::Status::OK);
+      });
   if (!queued) {
     reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                                  "too many code lookups waiting in this lobby: retry"));

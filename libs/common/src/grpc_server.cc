@@ -437,7 +437,7 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
   return *serving_status == 1;  // SERVING
 }
 
-absl::Time ServerDeadline(const grpc::ServerContext& context, const Clock& clock,
+absl::Time ServerDeadline(const grpc::ServerContextBase& context, const Clock& clock,
                           absl::Duration rpc_deadline_max) {
   const absl::Time capped = clock.Now() + rpc_deadline_max;
   const auto client = context.deadline();

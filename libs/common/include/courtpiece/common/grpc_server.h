@@ -150,7 +150,7 @@ absl::StatusOr<bool> CheckHealth(grpc::Channel& channel, std::string_view servic
 
 // The deadline a handler passes down: the client's, capped at now + rpc_deadline_max (no
 // client deadline: the cap alone).
-absl::Time ServerDeadline(const grpc::ServerContext& context, const Clock& clock,
+absl::Time ServerDeadline(const grpc::ServerContextBase& context, const Clock& clock,
                           absl::Duration rpc_deadline_max);
 
 // Polls the whole server at `address` (CheckHealth every 100 ms) until it reports SERVING or
