@@ -72,7 +72,9 @@ ABSL_FLAG(bool, each_second, false,
           "rate: also print every second's answered count, p50, p99 and max (the summary "
           "still covers the whole run)");
 ABSL_FLAG(int, threads, 1, "threads running the WebSocket io_context (1 or 2)");
-ABSL_FLAG(int, grpc_channels, 8, "gRPC channels (TCP connections) the streams are spread over");
+ABSL_FLAG(int, grpc_channels, 0,
+          "gRPC channels (TCP connections) the streams are spread over; 0: one per connection, "
+          "as phones have (8 with --direct)");
 ABSL_FLAG(int, grpc_queues, 2,
           "completion queues (a thread each) the gRPC streams are spread over (1..64)");
 ABSL_FLAG(int, setup_threads, 4, "parallel HTTP clients for sign-in and CreateTable");
@@ -272,7 +274,11 @@ int Run() {
   auto queues = std::make_unique<ClientQueues>(GrpcQueues());
   if (use_grpc) {
     const std::string target = direct.empty() ? absl::GetFlag(FLAGS_grpc) : direct;
-    for (int c = 0; c < std::max(1, absl::GetFlag(FLAGS_grpc_channels)); ++c) {
+    // A phone has a TCP connection of its own. Straight to a table instance (--direct, the
+    // baseline) there are 8, as a gateway's few PlayMux connections to an instance.
+    int grpc_channels = absl::GetFlag(FLAGS_grpc_channels);
+    if (grpc_channels <= 0) grpc_channels = direct.empty() ? n : 8;
+    for (int c = 0; c < std::max(1, grpc_channels); ++c) {
       grpc::ChannelArguments args;
       args.SetInt("grpc.channel_id", c);  // distinct channels, not one shared subchannel
       channels.push_back(

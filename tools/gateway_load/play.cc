@@ -891,7 +891,7 @@ int RunPlay(const PlayConfig& c) {
   ctx.endpoint = tcp::endpoint(
       net::ip::make_address(c.http_host == "localhost" ? "127.0.0.1" : c.http_host), c.http_port);
   ctx.host_header = absl::StrCat(c.http_host, ":", c.http_port);
-  for (int i = 0; i < std::max(1, c.grpc_channels); ++i) {
+  for (int i = 0; i < std::max(1, c.grpc_channels > 0 ? c.grpc_channels : c.players); ++i) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);
     ctx.channels.push_back(

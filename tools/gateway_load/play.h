@@ -35,9 +35,9 @@ struct PlayConfig {
   int turn_time_ms = 30'000;
   int io_threads = 1;
   int setup_threads = 4;
-  int grpc_channels = 8;
-  int grpc_queues = 2;            // completion queues (a thread each) of the gRPC streams
-  std::string service_pids;       // "name:pid,name:pid"
+  int grpc_channels = 0;     // TCP connections of the gRPC players; 0: one each, as phones have
+  int grpc_queues = 2;       // completion queues (a thread each) of the gRPC streams
+  std::string service_pids;  // "name:pid,name:pid"
   std::string service_pids_file;  // the same, one "name:pid" a line; read at every report
   int drain_seconds = 30;         // after the run: how long the leaves and closes may take
 };

@@ -3,6 +3,7 @@
 #   tools/gateway_load/run_load.sh --pg HOST:PORT --redis HOST:PORT [--bin build/bin]
 #       [--redis-db 15] [--idle-connections 2000] [--rate-connections 800] [--rate 10000]
 #       [--seconds 20] [--modes idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct] [--each-second]
+#       [--grpc-channels N]
 # Starts, on free loopback ports: courtpiece-wallet and courtpiece-lobby on a fresh database
 # `gatewayload` (wallet and lobby schemas migrated), one courtpiece-table instance (Redis
 # database --redis-db, flushed first; its per-stream command limit raised so that the table
@@ -19,13 +20,15 @@
 #   rate-direct          the same straight to the table instance: the baseline; the
 #                        gateway's added latency is rate-ws's (or rate-grpc's) minus this
 #   --each-second        the rate modes also print each second's count, p50, p99 and max
+#   --grpc-channels N    the gRPC modes' streams share N TCP connections (default: one TCP
+#                        connection per stream, as every phone has its own)
 # The load's rate per connection (rate / connections) must stay under the gateway's
 # per-connection bucket (20/s): 10,000/s needs 500+ connections. The machine's load
 # (`uptime`) is printed before and after. Exit 1 when a mode failed; exit 3 when
 # courtpiece-gateway is not built yet.
 set -euo pipefail
 pg="" redis="" bin="build/bin" redis_db=15 idle_connections=2000 rate_connections=800
-rate=10000 seconds=20 modes="idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct" each_second=()
+rate=10000 seconds=20 modes="idle-ws,idle-grpc,rate-ws,rate-grpc,rate-direct" each_second=() grpc_channels=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --pg) pg=$2; shift 2 ;;
@@ -38,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --each-second) each_second=(--each_second); shift ;;
+    --grpc-channels) grpc_channels=(--grpc_channels="$2"); shift 2 ;;
     -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -67,11 +71,12 @@ for m in "${wanted[@]}"; do
   case $m in
     idle-ws) load "$m" --mode=idle --connections="$idle_connections" --gateway_pid="$gateway_pid" ;;
     idle-grpc) load "$m" --mode=idle --transport=grpc --connections="$idle_connections" \
-                 --gateway_pid="$gateway_pid" ;;
+                 --gateway_pid="$gateway_pid" "${grpc_channels[@]}" ;;
     rate-ws) load "$m" --mode=rate --connections="$rate_connections" --rate="$rate" \
                --seconds="$seconds" --players_per_table=3 "${each_second[@]}" ;;
     rate-grpc) load "$m" --mode=rate --transport=grpc --connections="$rate_connections" \
-                 --rate="$rate" --seconds="$seconds" --players_per_table=3 "${each_second[@]}" ;;
+                 --rate="$rate" --seconds="$seconds" --players_per_table=3 "${each_second[@]}" \
+                 "${grpc_channels[@]}" ;;
     rate-direct) load "$m" --mode=rate --direct="127.0.0.1:$table_port" \
                    --connections="$rate_connections" --rate="$rate" --seconds="$seconds" \
                    --players_per_table=3 "${each_second[@]}" ;;
