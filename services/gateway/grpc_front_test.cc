@@ -16,10 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "courtpiece/auth/keys.h"
 #include "courtpiece/auth/token.h"
+#include "courtpiece/common/freezable_proxy.h"
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/metrics.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "services/gateway/fake_upstream.h"
 #include "services/gateway/play_session.h"
@@ -163,12 +166,14 @@ class CountingMetrics final : public GatewayMetrics {
 
 class GrpcFrontTest : public ::testing::Test {
  protected:
-  void Start(GrpcFrontOptions options = {}) {
+  void Start(GrpcFrontOptions options = {}, int ping_interval_ms = 0, int ping_timeout_ms = 0) {
     front_ = std::make_unique<GrpcFront>(router_, play_, gate_, metrics_, options);
     auto server =
         common::GrpcServer::Start({.listen_address = "127.0.0.1:0",
                                    .max_receive_message_bytes = options.unary_message_bytes_max,
-                                   .enable_reflection = false},
+                                   .enable_reflection = false,
+                                   .ping_interval_ms = ping_interval_ms,
+                                   .ping_timeout_ms = ping_timeout_ms},
                                   {front_.get()}, server_metrics_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -358,6 +363,38 @@ TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
   stream->Finish();
   server_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, 1);
+}
+
+// A phone that vanishes without closing (its network gone: frozen behind the proxy) is found
+// by the server's pings: its stream ends and the relay hears the client gone, within the
+// interval plus the timeout (main: 30 s + 20 s).
+TEST_F(GrpcFrontTest, APhoneThatStopsAnsweringIsGoneForTheRelay) {
+  Start({}, /*ping_interval_ms=*/200, /*ping_timeout_ms=*/300);
+  common::FreezableProxy proxy(server_->port());
+  ASSERT_TRUE(proxy.ok());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto stub = cv1::CourtPiece::NewStub(
+      grpc::CreateCustomChannel(proxy.address(), grpc::InsecureChannelCredentials(), args));
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", Bearer());
+  auto stream = stub->Play(&ctx);
+  cv1::PlayRequest open;
+  open.mutable_open()->set_table_id("t-1");
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 1; }));
+  const auto frozen_at = std::chrono::steady_clock::now();
+  proxy.Freeze();
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 1; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - frozen_at, std::chrono::seconds(5));
+  for (int i = 0; i < 500 && metrics_.closed.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(metrics_.closed.load(), 1);  // the call ended on the server, not just the relay
+  ctx.TryCancel();
+  stream->Finish();
+  EXPECT_EQ(play_.gone, 1);
+  EXPECT_EQ(metrics_.opened.load(), 1);
 }
 
 // The drain's first step: every open Play stream ends UNAVAILABLE at once (after what was

@@ -21,6 +21,14 @@
 //   COURTPIECE_GATEWAY_HTTP_THREADS       HTTP/WebSocket I/O threads   (default: cores)
 //   COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES   completion queues (a thread each) of the mobile
 //                                         Play streams (default 2, 1..64; grpc_front.h)
+//   COURTPIECE_GATEWAY_GRPC_PING_INTERVAL the gRPC front pings every connection this often
+//                                         (default 30s; 1s..10m) and closes one that does
+//   COURTPIECE_GATEWAY_GRPC_PING_TIMEOUT  not answer within this (default 20s; 1s..5m)
+//   COURTPIECE_GATEWAY_GRPC_CLIENT_PING_MIN  clients may ping this often (default 5s)
+//   COURTPIECE_GATEWAY_GRPC_IDLE_TIMEOUT  a gRPC connection without a call for this long is
+//                                         sent GOAWAY (default 5m; 10s..24h)
+//   COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION  concurrent calls on one gRPC connection
+//                                         (default 100, 1..10000)
 //   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
 //   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
 //   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
@@ -95,7 +103,12 @@ struct Config {
   UnaryRelayOptions router;
   int lookup_threads = 0;
   int grpc_play_queues = 2;  // COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES
-  bool table_mux = true;     // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
+  absl::Duration grpc_ping_interval;
+  absl::Duration grpc_ping_timeout;
+  absl::Duration grpc_client_ping_min;
+  absl::Duration grpc_idle_timeout;
+  int grpc_streams_per_connection = 100;
+  bool table_mux = true;  // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
   common::LogLevel log_level = common::LogLevel::kInfo;
   // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
   std::vector<std::string> unknown_settings;
@@ -118,6 +131,9 @@ absl::Status ReadVerifyKeys(Config& c) {
   c.verify_keys = *std::move(keys);
   return absl::OkStatus();
 }
+
+// A bounded setting (at most a day) in gRPC's int milliseconds.
+int Ms(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
 
 // "host:port" -> the two parts (EnvConfig::ListenAddress validated the shape).
 void SplitHostPort(const std::string& address, std::string* host, int* port) {
@@ -146,6 +162,16 @@ absl::StatusOr<Config> ReadConfig() {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.http.threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_HTTP_THREADS", cores, 1, 256));
   c.grpc_play_queues = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES", 2, 1, 64));
+  c.grpc_ping_interval = env.Duration("COURTPIECE_GATEWAY_GRPC_PING_INTERVAL", absl::Seconds(30),
+                                      absl::Seconds(1), absl::Minutes(10));
+  c.grpc_ping_timeout = env.Duration("COURTPIECE_GATEWAY_GRPC_PING_TIMEOUT", absl::Seconds(20),
+                                     absl::Seconds(1), absl::Minutes(5));
+  c.grpc_client_ping_min = env.Duration("COURTPIECE_GATEWAY_GRPC_CLIENT_PING_MIN", absl::Seconds(5),
+                                        absl::Seconds(1), absl::Minutes(10));
+  c.grpc_idle_timeout = env.Duration("COURTPIECE_GATEWAY_GRPC_IDLE_TIMEOUT", absl::Minutes(5),
+                                     absl::Seconds(10), absl::Hours(24));
+  c.grpc_streams_per_connection =
+      static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION", 100, 1, 10000));
   ReadHttpServerOptions(env, &c.http);
   if (c.http.web_root.empty()) c.http.web_root = "web/dist";
   c.play.commands_per_second =
@@ -244,7 +270,12 @@ int Run() {
       common::GrpcServer::Start({.listen_address = config->listen_address,
                                  .max_receive_message_bytes = kVoiceBytesMax,
                                  .max_send_message_bytes = kVoiceBytesMax,
-                                 .async_queues = config->grpc_play_queues},
+                                 .async_queues = config->grpc_play_queues,
+                                 .ping_interval_ms = Ms(config->grpc_ping_interval),
+                                 .ping_timeout_ms = Ms(config->grpc_ping_timeout),
+                                 .client_ping_interval_min_ms = Ms(config->grpc_client_ping_min),
+                                 .connection_idle_ms = Ms(config->grpc_idle_timeout),
+                                 .streams_per_connection_max = config->grpc_streams_per_connection},
                                 {&grpc_front}, **metrics);
   if (!server.ok()) {
     log.Error("gRPC server failed", {{"status", server.status()}});

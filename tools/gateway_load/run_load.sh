@@ -21,7 +21,9 @@
 #                        gateway's added latency is rate-ws's (or rate-grpc's) minus this
 #   --each-second        the rate modes also print each second's count, p50, p99 and max
 #   --grpc-channels N    the gRPC modes' streams share N TCP connections (default: one TCP
-#                        connection per stream, as every phone has its own)
+#                        connection per stream, as every phone has its own; the gateway
+#                        runs 100 calls per connection at once, so N >= streams / 100, or
+#                        raise COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION)
 # The load's rate per connection (rate / connections) must stay under the gateway's
 # per-connection bucket (20/s): 10,000/s needs 500+ connections. The machine's load
 # (`uptime`) is printed before and after. Exit 1 when a mode failed; exit 3 when

@@ -290,6 +290,24 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               options.sync_max_pollers);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  if (options.ping_interval_ms > 0) {
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.ping_interval_ms);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  }
+  if (options.ping_timeout_ms > 0) {
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.ping_timeout_ms);
+  }
+  if (options.client_ping_interval_min_ms > 0) {
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                               options.client_ping_interval_min_ms);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  }
+  if (options.connection_idle_ms > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, options.connection_idle_ms);
+  }
+  if (options.streams_per_connection_max > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.streams_per_connection_max);
+  }
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   if (options.max_threads > 0) {
     grpc::ResourceQuota quota("courtpiece_grpc_server");

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "courtpiece/common/freezable_proxy.h"
 #include "courtpiece/common/grpc_client.h"
 #include "courtpiece/common/shutdown_signal.h"
 #include "courtpiece/common/status_matchers.h"
@@ -29,6 +31,7 @@ namespace {
 
 using ::courtpiece::common::CheckHealth;
 using ::courtpiece::common::CreateGrpcChannel;
+using ::courtpiece::common::FreezableProxy;
 using ::courtpiece::common::GrpcServer;
 using ::courtpiece::common::GrpcServerOptions;
 using ::courtpiece::common::IsOk;
@@ -55,7 +58,10 @@ class EchoServiceImpl final : public EchoService::Service {
     if (request->message() == "hold") {
       std::unique_lock<std::mutex> lock(mu_);
       while (!released_) {
-        if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+        if (context->IsCancelled()) {
+          ++cancelled_;
+          return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+        }
         released_cv_.wait_for(lock, std::chrono::milliseconds(5));
       }
     }
@@ -81,6 +87,11 @@ class EchoServiceImpl final : public EchoService::Service {
     std::lock_guard<std::mutex> lock(mu_);
     return started_;
   }
+  // "hold" calls that ended because the call was cancelled (its connection closed).
+  int cancelled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_;
+  }
   void ReleaseHeld() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -95,8 +106,19 @@ class EchoServiceImpl final : public EchoService::Service {
   std::condition_variable started_cv_;
   std::condition_variable released_cv_;
   int started_ = 0;        // guarded by mu_
+  int cancelled_ = 0;      // guarded by mu_
   bool released_ = false;  // guarded by mu_
 };
+
+// Polls `done` every 10 ms for up to `limit`.
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
 
 // A channel with its own connection (not shared with other channels to the same address).
 std::shared_ptr<grpc::Channel> OwnConnectionChannel(const std::string& address) {
@@ -471,6 +493,125 @@ TEST_F(GrpcServerTest, CallOutlivingDrainDeadlineIsCancelledAsUnavailable) {
   EXPECT_EQ(in_flight.error_message(), "Cancelling all calls");
   EXPECT_EQ(server_->running_at_drain_end(), 1);
   server_->Shutdown(absl::Now());  // idempotent
+}
+
+// A client that stops answering (frozen behind the proxy) is dropped by the server's pings:
+// its call is cancelled within the interval plus the timeout. Without pings it stays.
+TEST_F(GrpcServerTest, PingsDropAClientThatStoppedAnswering) {
+  for (const bool pings : {false, true}) {
+    SCOPED_TRACE(pings ? "with pings" : "without pings");
+    GrpcServerOptions options;
+    if (pings) {
+      options.ping_interval_ms = 200;
+      options.ping_timeout_ms = 300;
+    }
+    StartServer(options);
+    const int cancelled_before = service_.cancelled();
+    const int started_before = service_.started();
+    FreezableProxy proxy(server_->port());
+    ASSERT_TRUE(proxy.ok());
+    auto stub = EchoService::NewStub(OwnConnectionChannel(proxy.address()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    EchoRequest request;
+    request.set_message("hold");
+    EchoResponse response;
+    grpc::Status status;
+    std::thread client([&] { status = stub->Echo(&context, request, &response); });
+    service_.AwaitStarted(started_before + 1);
+    proxy.Freeze();
+    const bool dropped = WaitFor([&] { return service_.cancelled() > cancelled_before; },
+                                 std::chrono::milliseconds(pings ? 5000 : 1500));
+    EXPECT_EQ(dropped, pings);
+    context.TryCancel();
+    client.join();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+    server_->Shutdown(absl::Now());
+    server_.reset();
+  }
+}
+
+// A client may ping as often as client_ping_interval_min_ms allows while no data flows; by
+// gRPC's default (5 min) the same client is sent GOAWAY "too_many_pings" on its third
+// early ping and its call fails.
+TEST_F(GrpcServerTest, ClientPingsAreAllowedDownToTheConfiguredInterval) {
+  service_.ReleaseHeld();  // "hold" returns at once; the calls below wait by delay_ms
+  for (const bool allowed : {false, true}) {
+    SCOPED_TRACE(allowed ? "allowed" : "gRPC's default");
+    GrpcServerOptions options;
+    if (allowed) options.client_ping_interval_min_ms = 50;
+    StartServer(options);
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 100);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    auto stub = EchoService::NewStub(grpc::CreateCustomChannel(
+        server_->LoopbackAddress(), grpc::InsecureChannelCredentials(), args));
+    EchoRequest request;
+    request.set_message("pinged");
+    request.set_delay_ms(4500);  // gRPC's client pings at most once a second: 4 pings
+    EchoResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    const grpc::Status status = stub->Echo(&context, request, &response);
+    if (allowed) {
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      EXPECT_EQ(response.message(), "pinged");
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+      EXPECT_EQ(status.error_message(), "Too many pings");
+    }
+    server_->Shutdown(absl::Now());
+    server_.reset();
+  }
+}
+
+// connection_idle_ms: a connection without a call for that long is sent GOAWAY (the client
+// channel goes IDLE and dials again on its next call); without it the connection stays.
+TEST_F(GrpcServerTest, IdleConnectionsAreSentAway) {
+  for (const bool idle_limit : {false, true}) {
+    SCOPED_TRACE(idle_limit ? "idle limit 300 ms" : "no idle limit");
+    GrpcServerOptions options;
+    if (idle_limit) options.connection_idle_ms = 300;
+    StartServer(options);
+    std::shared_ptr<grpc::Channel> channel = OwnConnectionChannel(server_->LoopbackAddress());
+    auto stub = EchoService::NewStub(channel);
+    EchoResponse response;
+    ASSERT_TRUE(CallOn(*stub, "first", &response).ok());
+    ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_READY);
+    const bool went_idle = WaitFor([&] { return channel->GetState(false) == GRPC_CHANNEL_IDLE; },
+                                   std::chrono::milliseconds(idle_limit ? 5000 : 1500));
+    EXPECT_EQ(went_idle, idle_limit);
+    ASSERT_TRUE(CallOn(*stub, "again", &response).ok());  // a new connection when it was sent away
+    EXPECT_EQ(response.message(), "again");
+    server_->Shutdown(absl::Now());
+    server_.reset();
+  }
+}
+
+// streams_per_connection_max: a connection runs at most that many calls at once; the next
+// waits for a slot instead of failing.
+TEST_F(GrpcServerTest, StreamsPerConnectionAreCapped) {
+  GrpcServerOptions options;
+  options.streams_per_connection_max = 2;
+  StartServer(options);
+  auto stub = EchoService::NewStub(OwnConnectionChannel(server_->LoopbackAddress()));
+  std::vector<grpc::Status> statuses(3);
+  std::vector<std::thread> calls;
+  for (int i = 0; i < 3; ++i) {
+    calls.emplace_back([&, i] {
+      EchoResponse response;
+      statuses[i] = CallOn(*stub, "hold", &response);
+    });
+  }
+  service_.AwaitStarted(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(service_.started(), 2);  // the third waits on the client for a stream
+  service_.ReleaseHeld();
+  for (std::thread& t : calls) t.join();
+  EXPECT_EQ(service_.started(), 3);
+  for (const grpc::Status& status : statuses) EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
 }  // namespace

@@ -96,6 +96,22 @@ struct GrpcServerOptions {
   // Completion queues, each with its own polling thread, for the services that are
   // AsyncServices (none are made without one; grpc_async.h says why several).
   int async_queues = 2;
+  // HTTP/2 keepalive towards the clients (0 leaves gRPC's own default for each).
+  // ping_interval_ms > 0: every connection, with calls or without, is pinged that often, and
+  // one whose answer takes over ping_timeout_ms is closed, its calls cancelled: a client that
+  // vanished without closing (a phone that lost its network) is gone within interval +
+  // timeout instead of when TCP gives up (gRPC's default: no ping for 2 h).
+  int ping_interval_ms = 0;
+  int ping_timeout_ms = 0;
+  // The shortest interval between a client's own pings when no data flows (gRPC's default:
+  // 5 min; a client pinging more often is sent GOAWAY "too_many_pings" after 2 strikes).
+  // Also lets clients ping while they have no call.
+  int client_ping_interval_min_ms = 0;
+  // A connection without a call for this long is sent GOAWAY (0: kept however long idle).
+  int connection_idle_ms = 0;
+  // Concurrent calls per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; 0: no limit).
+  // A client over it waits for a slot (gRPC clients queue the call).
+  int streams_per_connection_max = 0;
 };
 
 class GrpcServer {
