@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks docker-compose.yml without a Docker engine:
-#  1. `docker-compose config` accepts it;
+#  1. `docker-compose config` accepts it, and refuses it without the token keys;
 #  2. every service that has a main.cc under services/ has a compose service of that name;
 #  3. no service sets a retired variable;
 #  4. the validator really validates: a copy with an unknown key is refused;
@@ -14,6 +14,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 compose="$root/docker-compose.yml"
 fail() { echo "compose_test: FAIL: $*" >&2; exit 1; }
 
+# Without the token keys Compose must refuse, naming what to do (the services would exit 2).
+unset COURTPIECE_LOBBY_SIGNING_KEY COURTPIECE_LOBBY_VERIFY_KEYS
+no_env=$(mktemp)  # an empty env file: a developer's own .env must not hide the refusal
+if out=$(docker-compose --env-file "$no_env" -f "$compose" config -q 2>&1); then
+  fail "docker-compose config accepted the file without the token keys"
+fi
+rm -f "$no_env"
+grep -q "set the token keys in .env" <<<"$out" || fail "no hint about the token keys: $out"
+# The keys' shape does not matter to Compose; the services check them.
+export COURTPIECE_LOBBY_SIGNING_KEY="k1:test" COURTPIECE_LOBBY_VERIFY_KEYS="k1:test"
 docker-compose -f "$compose" config -q || fail "docker-compose config refused $compose"
 defined=$(docker-compose -f "$compose" config --services)
 for main in "$root"/services/*/main.cc; do
