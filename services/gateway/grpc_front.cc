@@ -87,6 +87,17 @@ class GrpcPlayCall {
     accepted_at_ = std::chrono::steady_clock::now();
     Request(front_, queues_, index_);  // the next caller's
     front_.metrics_.ConnectionOpened(kKind);
+    std::string refused;
+    ticket_ = front_.play_limiter_.TryAcquire(PeerAddress(ctx_.peer()), &refused);
+    if (ticket_ == nullptr) {
+      front_.metrics_.ConnectionRefused(refused);
+      Lock lock(sink_->mu_);
+      FinishLocked(absl::ResourceExhaustedError(refused == "per_ip"
+                                                    ? "too many connections from your address"
+                                                    : "the gateway is full: retry later"));
+      EndOpLocked(lock);
+      return;
+    }
     absl::StatusOr<auth::Claims> claims =
         front_.gate_.Authenticate(Metadata(ctx_, "authorization"));
     if (!claims.ok()) {
@@ -229,6 +240,7 @@ class GrpcPlayCall {
     const grpc::StatusCode code = sent_code_;
     lock.unlock();
     ClientGone();
+    ticket_.reset();  // the slot is free before the close is counted
     if (stream_id_ != 0) front_.streams_.Remove(stream_id_);
     if (accepted_) {
       front_.metrics_.ConnectionClosed(kKind);
@@ -250,8 +262,9 @@ class GrpcPlayCall {
   Op finish_op_{this, &GrpcPlayCall::OnFinishDone};
   bool accepted_ = false;  // set on the accept's completion, read by the last completion
   std::chrono::steady_clock::time_point accepted_at_;  // likewise
-  uint64_t stream_id_ = 0;    // in streams_ (0: never added: refused before Connect)
-  cv1::PlayRequest reading_;  // owned by the read in flight
+  uint64_t stream_id_ = 0;  // in streams_ (0: never added: refused before Connect)
+  std::unique_ptr<ConnLimiter::Ticket> ticket_;  // this stream's slot, from the accept on
+  cv1::PlayRequest reading_;                     // owned by the read in flight
 
   std::mutex conn_mu_;
   std::shared_ptr<PlayConnection> conn_;  // guarded by conn_mu_
@@ -269,6 +282,21 @@ class GrpcPlayCall {
   // The status sent, for the server's metrics; CANCELLED when none was.
   grpc::StatusCode sent_code_ = grpc::StatusCode::CANCELLED;
 };
+
+std::string PeerAddress(std::string_view peer) {
+  for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (peer.substr(0, scheme.size()) != scheme) continue;
+    std::string_view rest = peer.substr(scheme.size());
+    const size_t colon = rest.rfind(':');
+    if (colon == std::string_view::npos) return std::string(rest);
+    rest = rest.substr(0, colon);
+    if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') {
+      rest = rest.substr(1, rest.size() - 2);
+    }
+    return std::string(rest);
+  }
+  return std::string(peer);
+}
 
 uint64_t PlayStreamSet::Add(std::weak_ptr<ClientSink> sink) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -8,20 +8,20 @@
 // thousands of open Play streams that check was the largest single cost of the gateway.
 //
 // Contract: Play without a valid token ends UNAUTHENTICATED (the gate's message) before any
-// Connect. A Play message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED
-// (the server's own receive limit is main's GrpcServerOptions: a voice note's size); a unary
-// request over its method's request_bytes_max is RESOURCE_EXHAUSTED before the router. The
-// send queue holds at most send_queue_max messages with one write in flight; past it the
-// stream ends RESOURCE_EXHAUSTED "slow reader" (SendQueueDrop). A client half-close or cancel
-// is the end of the connection (OnClientGone, exactly once). Unary statuses are the router's,
-// code as is; a method the router lacks is UNIMPLEMENTED.
-// Metrics (kind "grpc"): Play streams as connections; unary requests/responses as messages
-// (Play messages are counted by the relay).
-// EndPlayStreams(status) ends every Play stream open now with `status` after what is queued
-// (main: UNAVAILABLE at the start of a drain, so that mobile clients dial again at once, as
-// WebSockets get 1001; their relays see the client gone).
-// Thread-safety: a grpc::Service; router, play, gate and metrics must outlive the server.
-// EndPlayStreams from any thread. Serve it only through common::GrpcServer (which calls
+// Connect; past options' play_streams_max or play_streams_per_ip_max open streams it ends
+// RESOURCE_EXHAUSTED before the token is checked (ConnectionRefused "total" / "per_ip"). A Play
+// message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED (the server's own receive
+// limit is main's GrpcServerOptions: a voice note's size); a unary request over its method's
+// request_bytes_max is RESOURCE_EXHAUSTED before the router. The send queue holds at most
+// send_queue_max messages with one write in flight; past it the stream ends RESOURCE_EXHAUSTED
+// "slow reader" (SendQueueDrop). A client half-close or cancel is the end of the connection
+// (OnClientGone, exactly once). Unary statuses are the router's, code as is; a method the router
+// lacks is UNIMPLEMENTED. Metrics (kind "grpc"): Play streams as connections; unary
+// requests/responses as messages (Play messages are counted by the relay). EndPlayStreams(status)
+// ends every Play stream open now with `status` after what is queued (main: UNAVAILABLE at the
+// start of a drain, so that mobile clients dial again at once, as WebSockets get 1001; their relays
+// see the client gone). Thread-safety: a grpc::Service; router, play, gate and metrics must outlive
+// the server. EndPlayStreams from any thread. Serve it only through common::GrpcServer (which calls
 // ServeOn and stops the queues).
 #ifndef COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
 #define COURTPIECE_SERVICES_GATEWAY_GRPC_FRONT_H_
@@ -30,11 +30,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "courtpiece/client/v1/client.grpc.pb.h"
 #include "courtpiece/common/grpc_server.h"
 #include "services/gateway/client_sink.h"
+#include "services/gateway/conn_limiter.h"
 #include "services/gateway/gateway_metrics.h"
 #include "services/gateway/play_service.h"
 #include "services/gateway/token_gate.h"
@@ -60,7 +63,17 @@ struct GrpcFrontOptions {
   int play_message_bytes_max = 16 * 1024;
   int unary_message_bytes_max = 64 * 1024;  // for main: the server's max receive size
   int send_queue_max = 256;
+  // Play streams open at once, in all and from one client address (the web front's
+  // connection limits, for the mobile front's costly part: gRPC 1.51 has no hook to refuse
+  // a TCP connection itself). Over either, the stream ends RESOURCE_EXHAUSTED before its
+  // token is checked.
+  size_t play_streams_max = 30'000;
+  size_t play_streams_per_ip_max = 64;
 };
+
+// The address part of a gRPC peer string: "ipv4:1.2.3.4:5" -> "1.2.3.4", "ipv6:[::1]:5" ->
+// "::1"; anything else whole.
+std::string PeerAddress(std::string_view peer);
 
 // Every method on the callback API but Play, which is on the async API.
 namespace grpc_front_internal {
@@ -79,7 +92,12 @@ class GrpcFront final : public grpc_front_internal::Base, public common::AsyncSe
  public:
   GrpcFront(UnaryRouter& router, PlayService& play, const TokenGate& gate, GatewayMetrics& metrics,
             GrpcFrontOptions options = {})
-      : router_(router), play_(play), gate_(gate), metrics_(metrics), options_(options) {}
+      : router_(router),
+        play_(play),
+        gate_(gate),
+        metrics_(metrics),
+        options_(options),
+        play_limiter_(options.play_streams_max, options.play_streams_per_ip_max) {}
 
   grpc::ServerUnaryReactor* GuestLogin(grpc::CallbackServerContext* ctx,
                                        const client::v1::GuestLoginRequest* request,
@@ -141,6 +159,7 @@ class GrpcFront final : public grpc_front_internal::Base, public common::AsyncSe
   GatewayMetrics& metrics_;
   const GrpcFrontOptions options_;
   PlayStreamSet streams_;
+  ConnLimiter play_limiter_;
   common::CallRecorder* recorder_ = nullptr;  // set by ServeOn
   friend class GrpcPlayCall;                  // grpc_front.cc: one Play call
 };

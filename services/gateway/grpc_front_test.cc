@@ -154,7 +154,10 @@ class CountingMetrics final : public GatewayMetrics {
  public:
   void ConnectionOpened(std::string_view) override { ++opened; }
   void ConnectionClosed(std::string_view) override { ++closed; }
-  void ConnectionRefused(std::string_view) override {}
+  void ConnectionRefused(std::string_view reason) override {
+    std::lock_guard<std::mutex> lock(mu);
+    refused.emplace_back(reason);
+  }
   void MessageIn(std::string_view) override {}
   void MessageOut(std::string_view) override {}
   void SendQueueDrop(std::string_view) override { ++drops; }
@@ -162,6 +165,8 @@ class CountingMetrics final : public GatewayMetrics {
   void UpstreamCall(std::string_view, int, double) override {}
   void Reconnect(std::string_view) override {}
   std::atomic<int> opened{0}, closed{0}, drops{0};
+  std::mutex mu;
+  std::vector<std::string> refused;  // guarded by mu
 };
 
 class GrpcFrontTest : public ::testing::Test {
@@ -363,6 +368,64 @@ TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
   stream->Finish();
   server_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, 1);
+}
+
+// A Play stream over a limit ends RESOURCE_EXHAUSTED before its token is checked or the relay
+// hears of it, and leaves the streams already open alone.
+grpc::Status RefusedPlay(cv1::CourtPiece::Stub& stub, const std::string& bearer) {
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", bearer);
+  auto stream = stub.Play(&ctx);
+  cv1::PlayResponse response;
+  EXPECT_FALSE(stream->Read(&response));
+  return stream->Finish();
+}
+
+TEST_F(GrpcFrontTest, PlayStreamsFromOneAddressAreLimited) {
+  GrpcFrontOptions options;
+  options.play_streams_per_ip_max = 2;
+  Start(options);
+  Streams open = OpenStreams(2);
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 2; }));
+  const grpc::Status third = RefusedPlay(*stub_, Bearer());
+  EXPECT_EQ(third.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(third.error_message(), "too many connections from your address");
+  {
+    std::lock_guard<std::mutex> lock(metrics_.mu);
+    EXPECT_EQ(metrics_.refused, std::vector<std::string>{"per_ip"});
+  }
+  // One of the two ends: its slot is free again.
+  open.contexts[0]->TryCancel();
+  EXPECT_EQ(open.streams[0]->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  for (int i = 0; i < 500 && metrics_.closed.load() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(metrics_.closed.load(), 2);  // the refused stream and the cancelled one
+  Streams again = OpenStreams(1);
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 3; }));
+  std::lock_guard<std::mutex> lock(play_.mu);
+  EXPECT_EQ(play_.players.size(), 3u);  // the refused stream never reached the relay
+}
+
+TEST_F(GrpcFrontTest, PlayStreamsInAllAreLimited) {
+  GrpcFrontOptions options;
+  options.play_streams_max = 1;
+  Start(options);
+  Streams open = OpenStreams(1);
+  ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.messages.size() == 1; }));
+  const grpc::Status second = RefusedPlay(*stub_, "Bearer not-even-checked");
+  EXPECT_EQ(second.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(second.error_message(), "the gateway is full: retry later");
+  std::lock_guard<std::mutex> lock(metrics_.mu);
+  EXPECT_EQ(metrics_.refused, std::vector<std::string>{"total"});
+}
+
+TEST(PeerAddressTest, TakesTheAddressOutOfGrpcPeerStrings) {
+  EXPECT_EQ(PeerAddress("ipv4:127.0.0.1:50123"), "127.0.0.1");
+  EXPECT_EQ(PeerAddress("ipv6:[::1]:50123"), "::1");
+  EXPECT_EQ(PeerAddress("ipv6:[2001:db8::7]:443"), "2001:db8::7");
+  EXPECT_EQ(PeerAddress("unix:/tmp/socket"), "unix:/tmp/socket");
+  EXPECT_EQ(PeerAddress(""), "");
 }
 
 // A phone that vanishes without closing (its network gone: frozen behind the proxy) is found

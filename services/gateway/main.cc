@@ -29,7 +29,8 @@
 //                                         sent GOAWAY (default 5m; 10s..24h)
 //   COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION  concurrent calls on one gRPC connection
 //                                         (default 100, 1..10000)
-//   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
+//   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000), and
+//                                         separately mobile Play streams
 //   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
 //   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
 //   COURTPIECE_GATEWAY_COMMANDS_BURST     its token bucket's size      (default 40)
@@ -265,7 +266,9 @@ int Run() {
   PlaySessionService ws_sessions(deps, ws_play);
 
   // --- the fronts -------------------------------------------------------------------------
-  GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics);
+  GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics,
+                       {.play_streams_max = config->http.connections_max,
+                        .play_streams_per_ip_max = config->http.connections_per_ip_max});
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address,
                                  .max_receive_message_bytes = kVoiceBytesMax,
