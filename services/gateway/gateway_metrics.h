@@ -17,7 +17,8 @@ class GatewayMetrics {
   // opened / closed: the gauge of connections by kind.
   virtual void ConnectionOpened(std::string_view kind) = 0;
   virtual void ConnectionClosed(std::string_view kind) = 0;
-  // A connection refused at accept: reason "total" or "per_ip".
+  // A connection refused at accept: reason "total" or "per_ip"; a mobile Play stream refused
+  // by its limits: "grpc_total" or "grpc_per_ip".
   virtual void ConnectionRefused(std::string_view reason) = 0;
   // Client messages in / out (Play messages, unary requests and responses).
   virtual void MessageIn(std::string_view kind) = 0;

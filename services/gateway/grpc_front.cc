@@ -86,11 +86,11 @@ class GrpcPlayCall {
     accepted_ = true;
     accepted_at_ = std::chrono::steady_clock::now();
     Request(front_, queues_, index_);  // the next caller's
-    front_.metrics_.ConnectionOpened(kKind);
     std::string refused;
     ticket_ = front_.play_limiter_.TryAcquire(PeerAddress(ctx_.peer()), &refused);
+    if (ticket_ != nullptr) front_.metrics_.ConnectionOpened(kKind);  // else never opened
     if (ticket_ == nullptr) {
-      front_.metrics_.ConnectionRefused(refused);
+      front_.metrics_.ConnectionRefused(absl::StrCat("grpc_", refused));
       Lock lock(sink_->mu_);
       FinishLocked(absl::ResourceExhaustedError(refused == "per_ip"
                                                     ? "too many connections from your address"
@@ -240,10 +240,11 @@ class GrpcPlayCall {
     const grpc::StatusCode code = sent_code_;
     lock.unlock();
     ClientGone();
-    ticket_.reset();  // the slot is free before the close is counted
+    const bool counted = ticket_ != nullptr;  // ConnectionOpened was counted
+    ticket_.reset();                          // the slot is free before the close is counted
     if (stream_id_ != 0) front_.streams_.Remove(stream_id_);
     if (accepted_) {
-      front_.metrics_.ConnectionClosed(kKind);
+      if (counted) front_.metrics_.ConnectionClosed(kKind);
       const std::chrono::duration<double> lived = std::chrono::steady_clock::now() - accepted_at_;
       front_.recorder_->Record(kPlayPath, code, lived.count());
     }
@@ -283,15 +284,25 @@ class GrpcPlayCall {
   grpc::StatusCode sent_code_ = grpc::StatusCode::CANCELLED;
 };
 
+namespace {
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+}  // namespace
+
 std::string PeerAddress(std::string_view peer) {
-  for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
-    if (peer.substr(0, scheme.size()) != scheme) continue;
-    std::string_view rest = peer.substr(scheme.size());
-    const size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos) return std::string(rest);
-    rest = rest.substr(0, colon);
-    if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') {
-      rest = rest.substr(1, rest.size() - 2);
+  if (StartsWith(peer, "ipv4:")) {
+    std::string_view rest = peer.substr(5);
+    return std::string(rest.substr(0, rest.rfind(':')));  // npos: no port, the whole
+  }
+  if (StartsWith(peer, "ipv6:")) {
+    std::string_view rest = peer.substr(5);
+    for (auto [open, close] :
+         {std::pair<std::string_view, std::string_view>{"%5B", "%5D"}, {"[", "]"}}) {
+      if (!StartsWith(rest, open)) continue;
+      const size_t end = rest.find(close, open.size());
+      if (end == std::string_view::npos) break;
+      return std::string(rest.substr(open.size(), end - open.size()));
     }
     return std::string(rest);
   }

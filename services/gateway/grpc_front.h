@@ -9,7 +9,8 @@
 //
 // Contract: Play without a valid token ends UNAUTHENTICATED (the gate's message) before any
 // Connect; past options' play_streams_max or play_streams_per_ip_max open streams it ends
-// RESOURCE_EXHAUSTED before the token is checked (ConnectionRefused "total" / "per_ip"). A Play
+// RESOURCE_EXHAUSTED before the token is checked (ConnectionRefused "grpc_total" /
+// "grpc_per_ip"; such a stream is not counted as a connection). A Play
 // message over play_message_bytes_max ends the stream RESOURCE_EXHAUSTED (the server's own receive
 // limit is main's GrpcServerOptions: a voice note's size); a unary request over its method's
 // request_bytes_max is RESOURCE_EXHAUSTED before the router. The send queue holds at most
@@ -68,11 +69,11 @@ struct GrpcFrontOptions {
   // a TCP connection itself). Over either, the stream ends RESOURCE_EXHAUSTED before its
   // token is checked.
   size_t play_streams_max = 30'000;
-  size_t play_streams_per_ip_max = 64;
+  size_t play_streams_per_ip_max = 256;
 };
 
-// The address part of a gRPC peer string: "ipv4:1.2.3.4:5" -> "1.2.3.4", "ipv6:[::1]:5" ->
-// "::1"; anything else whole.
+// The address part of a gRPC peer string: "ipv4:1.2.3.4:5" -> "1.2.3.4", and gRPC 1.51's
+// "ipv6:%5B::1%5D:5" (or "ipv6:[::1]:5") -> "::1"; anything else whole.
 std::string PeerAddress(std::string_view peer);
 
 // Every method on the callback API but Play, which is on the async API.

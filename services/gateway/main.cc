@@ -29,9 +29,11 @@
 //                                         sent GOAWAY (default 5m; 10s..24h)
 //   COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION  concurrent calls on one gRPC connection
 //                                         (default 100, 1..10000)
-//   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000), and
-//                                         separately mobile Play streams
+//   COURTPIECE_GATEWAY_CONNECTIONS_MAX    HTTP + WebSocket connections (default 30000)
 //   COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX  of them from one address (default 64)
+//   COURTPIECE_GATEWAY_GRPC_STREAMS_MAX   mobile Play streams open at once (default 30000)
+//   COURTPIECE_GATEWAY_GRPC_STREAMS_PER_IP_MAX  of them from one address (default 256:
+//                                         phones share addresses behind carrier NAT)
 //   COURTPIECE_GATEWAY_COMMANDS_PER_SECOND per play connection          (default 20)
 //   COURTPIECE_GATEWAY_COMMANDS_BURST     its token bucket's size      (default 40)
 //   COURTPIECE_GATEWAY_RESUME_TIMEOUT     a moved table's resume gives up after (default 30s)
@@ -109,6 +111,8 @@ struct Config {
   absl::Duration grpc_client_ping_min;
   absl::Duration grpc_idle_timeout;
   int grpc_streams_per_connection = 100;
+  size_t grpc_streams_max = 30'000;
+  size_t grpc_streams_per_ip_max = 256;
   bool table_mux = true;  // COURTPIECE_GATEWAY_TABLE_STREAMS=mux
   common::LogLevel log_level = common::LogLevel::kInfo;
   // COURTPIECE_GATEWAY_* variables set but never read (misspelt?): warned about at start.
@@ -173,6 +177,10 @@ absl::StatusOr<Config> ReadConfig() {
                                      absl::Seconds(10), absl::Hours(24));
   c.grpc_streams_per_connection =
       static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_STREAMS_PER_CONNECTION", 100, 1, 10000));
+  c.grpc_streams_max =
+      static_cast<size_t>(env.Int("COURTPIECE_GATEWAY_GRPC_STREAMS_MAX", 30000, 1, 1000000));
+  c.grpc_streams_per_ip_max =
+      static_cast<size_t>(env.Int("COURTPIECE_GATEWAY_GRPC_STREAMS_PER_IP_MAX", 256, 1, 1000000));
   ReadHttpServerOptions(env, &c.http);
   if (c.http.web_root.empty()) c.http.web_root = "web/dist";
   c.play.commands_per_second =
@@ -267,8 +275,8 @@ int Run() {
 
   // --- the fronts -------------------------------------------------------------------------
   GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics,
-                       {.play_streams_max = config->http.connections_max,
-                        .play_streams_per_ip_max = config->http.connections_per_ip_max});
+                       {.play_streams_max = config->grpc_streams_max,
+                        .play_streams_per_ip_max = config->grpc_streams_per_ip_max});
   absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
       common::GrpcServer::Start({.listen_address = config->listen_address,
                                  .max_receive_message_bytes = kVoiceBytesMax,

@@ -21,7 +21,8 @@ int KindIndex(std::string_view kind) {
 PrometheusGatewayMetrics::PrometheusGatewayMetrics(common::Metrics& metrics)
     : connections_(metrics.Gauge("connections", "Open client connections by kind.")),
       refused_(metrics.Counter("connections_refused",
-                               "Connections closed at accept, by reason (total, per_ip).")),
+                               "Connections closed at accept, by reason (total, per_ip), and "
+                               "mobile Play streams refused (grpc_total, grpc_per_ip).")),
       in_(metrics.Counter("messages_in", "Client messages received, by kind.")),
       out_(metrics.Counter("messages_out", "Messages sent to clients, by kind.")),
       drops_(metrics.Counter("send_queue_drops", "Clients cut because their send queue was full.")),
@@ -38,7 +39,7 @@ PrometheusGatewayMetrics::PrometheusGatewayMetrics(common::Metrics& metrics)
   }
   // Every documented series exists from the start at 0, so a dashboard panel or a rate()
   // shows 0 rather than "no data" before the first event.
-  for (std::string_view reason : {"total", "per_ip"}) {
+  for (std::string_view reason : {"total", "per_ip", "grpc_total", "grpc_per_ip"}) {
     refused_.WithLabels({{"reason", std::string(reason)}});
   }
   for (std::string_view kind : {"websocket", "grpc"}) {

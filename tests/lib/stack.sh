@@ -133,6 +133,7 @@ stack_start() {
     COURTPIECE_GATEWAY_MODERATION_ADDR="127.0.0.1:$moderation_port" \
     COURTPIECE_GATEWAY_VERIFY_KEYS="$verify" COURTPIECE_GATEWAY_WEB_ROOT="$root/web/dist" \
     COURTPIECE_GATEWAY_CONNECTIONS_MAX=30000 COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX=30000 \
+    COURTPIECE_GATEWAY_GRPC_STREAMS_PER_IP_MAX=30000 \
     "$bin/courtpiece-gateway"
   gateway_pid=$started
   stack_wait_port "$gw_http_port"

@@ -44,7 +44,7 @@ while [[ $# -gt 0 ]]; do
     --modes) modes=$2; shift 2 ;;
     --each-second) each_second=(--each_second); shift ;;
     --grpc-channels) grpc_channels=(--grpc_channels="$2"); shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -18,7 +18,8 @@
 # port), so there are two again; the gateway moves the killed instance's tables to the
 # other one.
 # Gateway limits: the stack already sets 30,000 connections in all and per address
-# (COURTPIECE_GATEWAY_CONNECTIONS_MAX / _PER_IP_MAX: every player comes from 127.0.0.1); the
+# (COURTPIECE_GATEWAY_CONNECTIONS_MAX / _PER_IP_MAX, and _GRPC_STREAMS_PER_IP_MAX for the
+# mobile players: every player comes from 127.0.0.1); the
 # per-connection command bucket (20/s) is left as it is: a player sends about one command
 # per think time.
 # Exit: courtpiece-load's code (1: seq checks failed, a player never seated, no move), else

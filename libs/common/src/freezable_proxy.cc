@@ -36,13 +36,22 @@ FreezableProxy::FreezableProxy(int server_port) : server_port_(server_port) {
 
 FreezableProxy::~FreezableProxy() {
   stop_ = true;
+  {
+    // Unblocks a send to a peer that stopped reading (shutdown wakes a blocked send).
+    std::lock_guard<std::mutex> lock(fds_mu_);
+    for (int fd : {client_fd_, server_fd_}) {
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+    }
+  }
   if (thread_.joinable()) thread_.join();
   if (listen_fd_ >= 0) close(listen_fd_);
 }
 
 void FreezableProxy::Run() {
   pollfd accept_poll{listen_fd_, POLLIN, 0};
-  while (!stop_ && poll(&accept_poll, 1, 20) == 0) {
+  // accept() only once poll said a client waits (an interrupted poll is polled again), so
+  // the destructor's stop is seen within 20 ms.
+  while (!stop_ && poll(&accept_poll, 1, 20) <= 0) {
   }
   if (stop_) return;
   const int client = accept(listen_fd_, nullptr, nullptr);
@@ -53,6 +62,11 @@ void FreezableProxy::Run() {
     close(client);
     if (server >= 0) close(server);
     return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(fds_mu_);
+    client_fd_ = client;
+    server_fd_ = server;
   }
   accepted_ = true;
   char buffer[16384];
@@ -67,11 +81,14 @@ void FreezableProxy::Run() {
     for (int i = 0; i < 2 && open; ++i) {
       if (fds[i].revents == 0) continue;
       const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
-      open = n > 0 && write(fds[1 - i].fd, buffer, static_cast<size_t>(n)) == n;
+      // MSG_NOSIGNAL: a peer that closed ends the forwarding, not the test binary (SIGPIPE).
+      open = n > 0 && send(fds[1 - i].fd, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
     }
   }
+  std::lock_guard<std::mutex> lock(fds_mu_);
   close(client);
   close(server);
+  client_fd_ = server_fd_ = -1;
 }
 
 }  // namespace courtpiece::common

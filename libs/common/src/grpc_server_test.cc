@@ -550,7 +550,9 @@ TEST_F(GrpcServerTest, ClientPingsAreAllowedDownToTheConfiguredInterval) {
         server_->LoopbackAddress(), grpc::InsecureChannelCredentials(), args));
     EchoRequest request;
     request.set_message("pinged");
-    request.set_delay_ms(4500);  // gRPC's client pings at most once a second: 4 pings
+    // gRPC's client pings at most once a second; by the default the third early one (~3 s
+    // in) is answered GOAWAY: 7 s leaves room on a loaded machine.
+    request.set_delay_ms(allowed ? 4500 : 7000);
     EchoResponse response;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -588,6 +590,24 @@ TEST_F(GrpcServerTest, IdleConnectionsAreSentAway) {
     server_->Shutdown(absl::Now());
     server_.reset();
   }
+}
+
+// A call in progress keeps its connection from counting as idle, however long it is quiet.
+TEST_F(GrpcServerTest, AConnectionWithACallOpenIsNotIdle) {
+  GrpcServerOptions options;
+  options.connection_idle_ms = 300;
+  StartServer(options);
+  std::shared_ptr<grpc::Channel> channel = OwnConnectionChannel(server_->LoopbackAddress());
+  auto stub = EchoService::NewStub(channel);
+  EchoRequest request;
+  request.set_message("quiet");
+  request.set_delay_ms(2000);  // no data either way for 2 s, over six idle limits
+  EchoResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  const grpc::Status status = stub->Echo(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.message(), "quiet");
 }
 
 // streams_per_connection_max: a connection runs at most that many calls at once; the next

@@ -10,6 +10,7 @@
 #define COURTPIECE_COMMON_FREEZABLE_PROXY_H_
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -36,6 +37,9 @@ class FreezableProxy {
   std::atomic<bool> accepted_{false};
   std::atomic<bool> frozen_{false};
   std::atomic<bool> stop_{false};
+  std::mutex fds_mu_;
+  int client_fd_ = -1;  // guarded by fds_mu_; -1 before the accept and after the close
+  int server_fd_ = -1;  // guarded by fds_mu_
   std::thread thread_;
 };
 

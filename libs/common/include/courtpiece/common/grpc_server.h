@@ -104,7 +104,8 @@ struct GrpcServerOptions {
   int ping_interval_ms = 0;
   int ping_timeout_ms = 0;
   // The shortest interval between a client's own pings when no data flows (gRPC's default:
-  // 5 min; a client pinging more often is sent GOAWAY "too_many_pings" after 2 strikes).
+  // 5 min; a client pinging more often is sent GOAWAY "too_many_pings" on its third early
+  // ping).
   // Also lets clients ping while they have no call.
   int client_ping_interval_min_ms = 0;
   // A connection without a call for this long is sent GOAWAY (0: kept however long idle).
