@@ -437,6 +437,17 @@ TEST_F(ModerationE2eTest, RefusalsOfRealFiles) {
 }
 
 TEST_F(ModerationE2eTest, ReportResolveMuteLiftAndTheAuditLog) {
+  // What the table asks before a voice_start (ReportIntake.CheckVoice).
+  auto check_voice = [&](const std::string& player, v1::CheckVoiceReply* reply) {
+    grpc::ClientContext ctx;
+    common::SetTimeout(ctx, kRpc);
+    v1::CheckVoiceRequest request;
+    request.set_player_id(player);
+    return intake_->CheckVoice(&ctx, request, reply);
+  };
+  v1::CheckVoiceReply voice;
+  ASSERT_TRUE(check_voice("alice", &voice).ok());
+  EXPECT_FALSE(voice.muted());
   tables_.GiveLock("t-1", "alice");
   v1::UploadNoteResponse up;
   ASSERT_TRUE(Upload("alice", Testdata("note_3s.webm"), &up).ok());
@@ -494,6 +505,11 @@ TEST_F(ModerationE2eTest, ReportResolveMuteLiftAndTheAuditLog) {
   tables_.GiveLock("t-1", "alice");
   ExpectRefused(Upload("alice", Testdata("note_3s.webm"), &up), grpc::StatusCode::PERMISSION_DENIED,
                 "muted");
+  grpc::Status voice_check = check_voice("alice", &voice);
+  ExpectRefused(voice_check, grpc::StatusCode::PERMISSION_DENIED, "muted");
+  EXPECT_THAT(voice_check.error_message(), HasSubstr("until "));
+  ASSERT_TRUE(check_voice("bob", &voice).ok());
+  ExpectRefused(check_voice("", &voice), grpc::StatusCode::INVALID_ARGUMENT, "bad_request");
 
   v1::LiftMuteRequest lift;
   lift.set_player_id("alice");
@@ -504,6 +520,8 @@ TEST_F(ModerationE2eTest, ReportResolveMuteLiftAndTheAuditLog) {
   EXPECT_EQ(lifted.lifted_by(), "admin-2");
   s = Upload("alice", Testdata("note_3s.webm"), &up);
   EXPECT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(check_voice("alice", &voice).ok());
+  EXPECT_FALSE(voice.muted());
 
   v1::ListAuditRequest audit_req;
   v1::ListAuditResponse audit;

@@ -435,4 +435,18 @@ grpc::Status ReportIntakeService::FileReport(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status ReportIntakeService::CheckVoice(grpc::ServerContext* context,
+                                             const v1::CheckVoiceRequest* request,
+                                             v1::CheckVoiceReply* response) {
+  const absl::Status s = notes_.CheckVoice(
+      request->player_id(), common::ServerDeadline(*context, clock_, options_.rpc_deadline_max));
+  if (s.code() == absl::StatusCode::kPermissionDenied) {  // muted: the answer, not a failure
+    response->set_muted(true);
+    return common::ToGrpcStatus(s);
+  }
+  if (!s.ok()) return Refuse(log_, "CheckVoice", s);
+  response->set_muted(false);
+  return grpc::Status::OK;
+}
+
 }  // namespace courtpiece::moderation

@@ -125,6 +125,8 @@ class ReportIntakeService final : public v1::ReportIntake::Service {
 
   grpc::Status FileReport(grpc::ServerContext* context, const v1::FileReportRequest* request,
                           v1::FileReportReply* response) override;
+  grpc::Status CheckVoice(grpc::ServerContext* context, const v1::CheckVoiceRequest* request,
+                          v1::CheckVoiceReply* response) override;
 
  private:
   VoiceNotes& notes_;

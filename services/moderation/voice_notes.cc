@@ -229,6 +229,15 @@ absl::StatusOr<NoteWithAudio> VoiceNotes::GetNote(const std::string& listener,
   return NoteWithAudio{.note = *std::move(note), .audio = *std::move(audio)};
 }
 
+absl::Status VoiceNotes::CheckVoice(const std::string& player, absl::Time deadline) {
+  if (!ValidId(player)) return absl::InvalidArgumentError("bad_request: no player");
+  if (absl::Status s = CheckDeadline(deadline); !s.ok()) return s;
+  absl::StatusOr<std::optional<MuteRow>> mute = store_.ActiveMute(player, clock_.Now(), deadline);
+  if (!mute.ok()) return mute.status();
+  if (mute->has_value()) return MutedError(**mute);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> VoiceNotes::FileReport(const ReportRequest& request, absl::Time deadline) {
   if (request.key.empty() || request.key.size() > kReportKeyMax) {
     return absl::InvalidArgumentError(

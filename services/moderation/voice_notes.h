@@ -111,6 +111,9 @@ class VoiceNotes {
                                         absl::Time deadline);
   // Returns whether it was a re-send (replayed).
   absl::StatusOr<bool> FileReport(const ReportRequest& request, absl::Time deadline);
+  // OK when `player` may record a note now; PermissionDenied "muted: ..." (UploadNote's
+  // refusal, word for word) while an admin's mute holds; InvalidArgument for a bad id.
+  absl::Status CheckVoice(const std::string& player, absl::Time deadline);
 
   const VoiceNotesOptions& options() const { return options_; }
 

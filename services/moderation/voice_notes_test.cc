@@ -190,6 +190,27 @@ TEST_F(VoiceNotesTest, MuteEdges) {
   EXPECT_TRUE(notes_.UploadNote(Upload("bob"), Deadline()).ok());
 }
 
+// CheckVoice (the table asks before voice_start) answers exactly as UploadNote's mute check:
+// the same refusal, the same edges, and nothing else looked at.
+TEST_F(VoiceNotesTest, CheckVoiceAnswersTheMuteAsUploadWould) {
+  EXPECT_TRUE(notes_.CheckVoice("alice", Deadline()).ok());
+  Mute("alice", absl::Minutes(1));
+  const absl::Status muted = notes_.CheckVoice("alice", Deadline());
+  ExpectRefused(muted, absl::StatusCode::kPermissionDenied, "muted");
+  EXPECT_EQ(muted, notes_.UploadNote(Upload(), Deadline()).status());
+  EXPECT_TRUE(notes_.CheckVoice("bob", Deadline()).ok());  // only alice
+  clock_.Advance(absl::Minutes(1));                        // until == now: over
+  EXPECT_TRUE(notes_.CheckVoice("alice", Deadline()).ok());
+  Mute("bob", std::nullopt);
+  const absl::Status until_lifted = notes_.CheckVoice("bob", Deadline());
+  ExpectRefused(until_lifted, absl::StatusCode::kPermissionDenied, "muted");
+  EXPECT_THAT(std::string(until_lifted.message()), ::testing::HasSubstr("lift"));
+  ExpectRefused(notes_.CheckVoice("", Deadline()), absl::StatusCode::kInvalidArgument,
+                "bad_request");
+  EXPECT_EQ(probe_.calls(), 0);
+  EXPECT_EQ(tables_.calls(Method::kCheckVoiceLock), 0);
+}
+
 TEST_F(VoiceNotesTest, UnsupportedFormatAndTooLongBeforeTheTable) {
   probe_.SetError(absl::InvalidArgumentError("unsupported_format: not WebM, Ogg or MP4 audio"));
   ExpectRefused(notes_.UploadNote(Upload(), Deadline()).status(),

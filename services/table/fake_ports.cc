@@ -250,6 +250,31 @@ void FakeRecordsPort::FileReport(const moderation::v1::FileReportRequest& reques
   Record(reports_, request, deadline, std::move(done));
 }
 
+void FakeRecordsPort::CheckVoice(std::string_view player, absl::Time /*deadline*/,
+                                 std::function<void(absl::Status)> done) {
+  absl::Status status = absl::OkStatus();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++voice_checks_;
+    if (down_) {
+      status = absl::UnavailableError("moderation is down");
+    } else if (auto it = muted_.find(std::string(player)); it != muted_.end()) {
+      status = absl::PermissionDeniedError(it->second);
+    }
+  }
+  done(status);
+}
+
+void FakeRecordsPort::Mute(const std::string& player, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  muted_[player] = message;
+}
+
+int FakeRecordsPort::voice_checks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return voice_checks_;
+}
+
 std::map<std::string, lobby::v1::RecordGameRequest> FakeRecordsPort::games() const {
   std::lock_guard<std::mutex> lock(mu_);
   return games_;

@@ -113,6 +113,11 @@ class FakeRecordsPort final : public RecordsPort {
                          std::function<void(absl::Status)> done) override;
   void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
+  // PermissionDenied with the message set by Mute, Unavailable while down, else OK.
+  void CheckVoice(std::string_view player, absl::Time deadline,
+                  std::function<void(absl::Status)> done) override;
+  void Mute(const std::string& player, const std::string& message);
+  int voice_checks() const;
 
   std::map<std::string, lobby::v1::RecordGameRequest> games() const;
   std::map<std::string, lobby::v1::RecordQuitRequest> quits() const;
@@ -140,6 +145,8 @@ class FakeRecordsPort final : public RecordsPort {
   std::map<std::string, int> received_;                                // guarded by mu_
   bool down_ = false;                                                  // guarded by mu_
   int lose_replies_ = 0;                                               // guarded by mu_
+  std::map<std::string, std::string> muted_;                           // guarded by mu_
+  int voice_checks_ = 0;                                               // guarded by mu_
 };
 
 class FakePotLedgerPort final : public PotLedgerPort {

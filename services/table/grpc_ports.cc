@@ -383,6 +383,27 @@ void GrpcRecordsPort::FileReport(const moderation::v1::FileReportRequest& reques
       });
 }
 
+void GrpcRecordsPort::CheckVoice(std::string_view player, absl::Time deadline,
+                                 std::function<void(absl::Status)> done) {
+  if (!shared_->in_flight.TryAcquire()) {
+    done(shared_->in_flight.Busy());
+    return;
+  }
+  struct Rpc {
+    grpc::ClientContext context;
+    moderation::v1::CheckVoiceRequest request;
+    moderation::v1::CheckVoiceReply reply;
+  };
+  auto rpc = std::make_shared<Rpc>();
+  rpc->request.set_player_id(std::string(player));
+  SetDeadline(rpc->context, deadline);
+  shared_->moderation->async()->CheckVoice(
+      &rpc->context, &rpc->request, &rpc->reply,
+      [shared = shared_, rpc, done = std::move(done)](grpc::Status status) {
+        shared->in_flight.Finish([&] { done(status.ok() ? absl::OkStatus() : FromRpc(status)); });
+      });
+}
+
 struct GrpcPotLedgerPort::Stub {
   std::unique_ptr<wv1::Wallet::Stub> wallet;
 };

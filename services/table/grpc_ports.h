@@ -99,6 +99,8 @@ class GrpcRecordsPort final : public RecordsPort {
                          std::function<void(absl::Status)> done) override;
   void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
+  void CheckVoice(std::string_view player, absl::Time deadline,
+                  std::function<void(absl::Status)> done) override;
 
   int calls_in_flight() const;
   // Calls whose `done` has not returned yet (in flight, or answered and still in `done`).

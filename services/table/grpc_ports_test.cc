@@ -377,6 +377,19 @@ TEST_F(GrpcRecordsPortTest, EachRecordLandsOnceEvenWhenSentTwice) {
   EXPECT_EQ(port_->calls_in_flight(), 0);
 }
 
+TEST_F(GrpcRecordsPortTest, CheckVoiceCarriesModerationsAnswer) {
+  EXPECT_TRUE(Call([&](auto done) { port_->CheckVoice("ann", Deadline(), done); }).ok());
+  receivers_->Mute("ann", "muted: an admin stopped your voice notes until they lift it");
+  const absl::Status muted = Call([&](auto done) { port_->CheckVoice("ann", Deadline(), done); });
+  EXPECT_EQ(muted.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(muted.message(), "muted: an admin stopped your voice notes until they lift it");
+  EXPECT_TRUE(Call([&](auto done) { port_->CheckVoice("ben", Deadline(), done); }).ok());
+  receivers_->SetRefusing(true);
+  EXPECT_EQ(Call([&](auto done) { port_->CheckVoice("ben", Deadline(), done); }).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(port_->calls_in_flight(), 0);
+}
+
 TEST_F(GrpcRecordsPortTest, UnavailableWhileTheReceiversRefuse) {
   lobby::v1::RecordRoundRequest round;
   round.set_key("t1:round:1");

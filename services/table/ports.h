@@ -62,6 +62,11 @@ class RecordsPort {
                                  absl::Time deadline, std::function<void(absl::Status)> done) = 0;
   virtual void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                           std::function<void(absl::Status)> done) = 0;
+  // Whether `player` may record a voice note (moderation's CheckVoice): OK, or
+  // PermissionDenied "muted: ..." while an admin's mute holds; any other error is moderation
+  // not answering.
+  virtual void CheckVoice(std::string_view player, absl::Time deadline,
+                          std::function<void(absl::Status)> done) = 0;
 };
 
 }  // namespace courtpiece::table_service

@@ -827,6 +827,16 @@ struct TableHost::Impl {
       reply_now(c.status());
       return;
     }
+    if (c->type == table::CommandType::kVoiceStart) {
+      // A muted player may not take the recording lock (RULES §5.6): moderation says first.
+      records.CheckVoice(stream.player, Deadline(),
+                         [this, &w, table_id, id, command, c = *c](absl::Status s) {
+                           PostAlways(w, [this, &w, table_id, id, command, c, s] {
+                             OnVoiceCheck(w, table_id, id, command, c, s);
+                           });
+                         });
+      return;
+    }
     if (c->type != table::CommandType::kJoin) {
       Apply(w, *h, id, command, *c);
       return;
@@ -845,6 +855,24 @@ struct TableHost::Impl {
                           OnBalance(w, table_id, id, command, c, b);
                         });
                       });
+  }
+
+  // A muted player's voice_start is refused with moderation's own message. When moderation
+  // does not answer the player may record (fail open: the upload checks the mute again, so a
+  // muted note is never sent; only the "recording" shown to the table is not prevented).
+  void OnVoiceCheck(Worker& w, const std::string& table_id, uint64_t id,
+                    const pb::TableCommand& command, const table::Command& c,
+                    const absl::Status& check) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    auto it = h->streams.find(id);
+    if (it == h->streams.end()) return;
+    if (check.code() == absl::StatusCode::kPermissionDenied) {
+      if (metrics != nullptr) metrics->Command(command.type(), check.code());
+      if (!it->second.sink->Send(ResultMessage(command.command_id(), check))) CutStream(w, *h, id);
+      return;
+    }
+    Apply(w, *h, id, command, c);
   }
 
   void OnBalance(Worker& w, const std::string& table_id, uint64_t id,

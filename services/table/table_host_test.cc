@@ -555,6 +555,35 @@ class Voice : public HostTest {
   Client host, ann, ben;
 };
 
+// RULES §5.6: a muted player may not record. Moderation refuses the voice_start with its
+// own message; no lock is taken, nobody is shown a recording, and the others may record.
+TEST_F(Voice, AMutedPlayerMayNotTakeTheRecordingLock) {
+  const std::string muted = "muted: an admin stopped your voice notes until 2027-01-01T00:00:00Z";
+  records.Mute("a", muted);
+  for (Client* c : {&host, &ann, &ben}) c->sink->Take();
+  EXPECT_EQ(
+      Result(ann, Cmd(2, "voice_start")),
+      (std::pair<int, std::string>{static_cast<int>(absl::StatusCode::kPermissionDenied), muted}));
+  EXPECT_EQ(Reason("a"), "no_lock");
+  for (Client* c : {&host, &ann, &ben}) {
+    for (const pb::TableEvent& e : EventsIn(c->sink->Take())) {
+      EXPECT_NE(e.type(), "voice_recording");
+    }
+  }
+  EXPECT_EQ(Do(*a->host, ben, Cmd(3, "voice_start")), 0);  // the lock is free for others
+  EXPECT_EQ(Reason("b"), "may_send");
+  EXPECT_EQ(records.voice_checks(), 2);
+}
+
+// Moderation not answering does not stop the game's voice notes (the upload checks the mute
+// again): the player records.
+TEST_F(Voice, WithModerationDownAPlayerStillRecords) {
+  records.SetDown(true);
+  EXPECT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
+  EXPECT_EQ(Reason("a"), "may_send");
+  EXPECT_EQ(records.voice_checks(), 1);
+}
+
 TEST_F(Voice, AnnounceFeedsTheMachineAndEverySeatGetsTheNoteAfterTheSave) {
   ASSERT_EQ(Do(*a->host, ann, Cmd(2, "voice_start")), 0);
   absl::StatusOr<pb::CheckVoiceLockResponse> lock = Check("a");

@@ -36,7 +36,7 @@ import {
 } from './state';
 import { gameLabel } from './app';
 import { Avatar, CardBack, CardFace, MicIcon, SpeakerIcon, SuitIcon, TurnRing } from './ui';
-import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, mutedUntilMs, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
+import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, mutedUntilMs, refusalReason, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
 
 const STATE_KEY = 'cp.tableState';
 const POS = ['bottom', 'right', 'top', 'left'] as const;
@@ -680,6 +680,9 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
     if (s.refusal?.type !== 'voice_start' || !rec.current) return;
     startRefused.current = true;
     setMsg(/one voice note per round/i.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
+    // Muted (the table asks moderation first): the microphone stays off until the mute ends.
+    const { reason, detail } = refusalReason(s.refusal.message);
+    if (reason === 'muted') setMutedUntil(mutedUntilMs(detail));
     rec.current.cancel();
   }, [s.refusal?.atMs]);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;

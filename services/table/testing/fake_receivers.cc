@@ -36,6 +36,19 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
                           moderation::v1::FileReportReply* reply) override {
     return Record("file_report", reports_, *request, reply);
   }
+  // PERMISSION_DENIED with the Mute message; UNAVAILABLE while refusing; OK otherwise.
+  grpc::Status CheckVoice(grpc::ServerContext*, const moderation::v1::CheckVoiceRequest* request,
+                          moderation::v1::CheckVoiceReply* reply) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refusing_) {
+      ++refused_;
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "fake receiver refuses for now");
+    }
+    auto it = muted_.find(request->player_id());
+    reply->set_muted(it != muted_.end());
+    if (it != muted_.end()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, it->second);
+    return grpc::Status::OK;
+  }
 
   template <typename Request>
   std::map<std::string, Request> Copy(const std::map<std::string, Request>& records) const {
@@ -55,6 +68,7 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
   bool refusing_ = false;                                              // guarded by mu_
   int refuse_next_ = 0;                                                // guarded by mu_
   bool holding_ = false;                                               // guarded by mu_
+  std::map<std::string, std::string> muted_;                           // guarded by mu_
   int held_ = 0;                                                       // guarded by mu_
 
  private:
@@ -141,6 +155,11 @@ int FakeReceivers::received(const std::string& key) const {
 int FakeReceivers::refused() const {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   return impl_->refused_;
+}
+
+void FakeReceivers::Mute(const std::string& player, const std::string& message) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->muted_[player] = message;
 }
 
 void FakeReceivers::SetRefusing(bool refusing) {
