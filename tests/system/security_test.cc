@@ -172,5 +172,61 @@ TEST_F(SystemSecurityTest, NoClientActsForASeatItDoesNotHoldOrSeesAnothersCards)
   ExpectAuditClean(*suite_);
 }
 
+// RULES §5.6 through the whole suite: an admin mutes a player on the gateway's admin API;
+// that player's voice_start is refused with moderation's own message and takes nothing,
+// another player records; once the admin lifts the mute the player records again.
+TEST_F(SystemSecurityTest, AMutedPlayerCannotTakeTheRecordingLockUntilLifted) {
+  // Seated, not started: the players' own loops would read the results Send waits for.
+  SeatOptions seat_options;
+  seat_options.start = false;
+  absl::StatusOr<std::unique_ptr<Game>> seated =
+      SeatGame(*suite_, "mute", R"({"game":"classic","target":1})", seat_options);
+  ASSERT_TRUE(seated.ok()) << seated.status();
+  games_.push_back(*std::move(seated));
+  Game& g = *games_[0];
+  Player& ann = *g.players[1];
+  Player& ben = *g.players[2];
+  std::unique_ptr<gateway::testing::HttpClient> http = suite_->NewHttp();
+  const gateway::testing::HttpHeaders admin = {
+      {"authorization", "Bearer " + suite_->SignToken("ops-admin-1", true, absl::Minutes(5))}};
+  absl::StatusOr<gateway::testing::HttpResponse> r =
+      http->Post("/admin/v1/MutePlayer",
+                 absl::StrCat(R"({"playerId":")", ann.session.player_id(),
+                              R"(","muteForMs":"3600000","reason":"abusive notes"})"),
+                 admin);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 200) << r->body;
+
+  auto voice = [](Player& p, const char* type) {
+    cv1::TableCommand c;
+    c.set_type(type);
+    return p.play->Send(c);
+  };
+  absl::StatusOr<cv1::CommandResult> refused = voice(ann, "voice_start");
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->code(), static_cast<int>(grpc::StatusCode::PERMISSION_DENIED));
+  EXPECT_THAT(refused->message(),
+              ::testing::StartsWith("muted: an admin stopped your voice notes until "));
+  absl::StatusOr<cv1::CommandResult> other = voice(ben, "voice_start");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->code(), 0) << other->message();  // the lock was not taken by the muted
+  absl::StatusOr<cv1::CommandResult> discard = voice(ben, "voice_discard");
+  ASSERT_TRUE(discard.ok()) << discard.status();
+  EXPECT_EQ(discard->code(), 0) << discard->message();
+
+  r = http->Post(
+      "/admin/v1/LiftMute",
+      absl::StrCat(R"({"playerId":")", ann.session.player_id(), R"(","reason":"appeal accepted"})"),
+      admin);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 200) << r->body;
+  absl::StatusOr<cv1::CommandResult> lifted = voice(ann, "voice_start");
+  ASSERT_TRUE(lifted.ok()) << lifted.status();
+  EXPECT_EQ(lifted->code(), 0) << lifted->message();  // the refusal used no allowance
+  absl::StatusOr<cv1::CommandResult> dropped = voice(ann, "voice_discard");
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(dropped->code(), 0) << dropped->message();
+}
+
 }  // namespace
 }  // namespace courtpiece::system_test
