@@ -442,7 +442,8 @@ grpc::Status ReportIntakeService::CheckVoice(grpc::ServerContext* context,
       request->player_id(), common::ServerDeadline(*context, clock_, options_.rpc_deadline_max));
   if (s.code() == absl::StatusCode::kPermissionDenied) {  // muted: the answer, not a failure
     response->set_muted(true);
-    return common::ToGrpcStatus(s);
+    response->set_message(std::string(s.message()));
+    return grpc::Status::OK;
   }
   if (!s.ok()) return Refuse(log_, "CheckVoice", s);
   response->set_muted(false);

@@ -261,8 +261,31 @@ void FakeRecordsPort::CheckVoice(std::string_view player, absl::Time /*deadline*
     } else if (auto it = muted_.find(std::string(player)); it != muted_.end()) {
       status = absl::PermissionDeniedError(it->second);
     }
+    if (hold_voice_checks_) {
+      held_voice_checks_.push_back([done = std::move(done), status] { done(status); });
+      return;
+    }
   }
   done(status);
+}
+
+void FakeRecordsPort::Unmute(const std::string& player) {
+  std::lock_guard<std::mutex> lock(mu_);
+  muted_.erase(player);
+}
+
+void FakeRecordsPort::HoldVoiceChecks(bool hold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_voice_checks_ = hold;
+}
+
+void FakeRecordsPort::ReleaseVoiceChecks() {
+  std::vector<std::function<void()>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.swap(held_voice_checks_);
+  }
+  for (const std::function<void()>& answer : held) answer();
 }
 
 void FakeRecordsPort::Mute(const std::string& player, const std::string& message) {

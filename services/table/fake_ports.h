@@ -113,10 +113,14 @@ class FakeRecordsPort final : public RecordsPort {
                          std::function<void(absl::Status)> done) override;
   void FileReport(const moderation::v1::FileReportRequest& request, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
-  // PermissionDenied with the message set by Mute, Unavailable while down, else OK.
+  // PermissionDenied with the message set by Mute, Unavailable while down, else OK; while
+  // HoldVoiceChecks(true) the answers wait for ReleaseVoiceChecks (a slow moderation).
   void CheckVoice(std::string_view player, absl::Time deadline,
                   std::function<void(absl::Status)> done) override;
   void Mute(const std::string& player, const std::string& message);
+  void Unmute(const std::string& player);
+  void HoldVoiceChecks(bool hold);
+  void ReleaseVoiceChecks();  // answers every held check, in order
   int voice_checks() const;
 
   std::map<std::string, lobby::v1::RecordGameRequest> games() const;
@@ -147,6 +151,8 @@ class FakeRecordsPort final : public RecordsPort {
   int lose_replies_ = 0;                                               // guarded by mu_
   std::map<std::string, std::string> muted_;                           // guarded by mu_
   int voice_checks_ = 0;                                               // guarded by mu_
+  bool hold_voice_checks_ = false;                                     // guarded by mu_
+  std::vector<std::function<void()>> held_voice_checks_;               // guarded by mu_
 };
 
 class FakePotLedgerPort final : public PotLedgerPort {

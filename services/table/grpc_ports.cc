@@ -400,7 +400,15 @@ void GrpcRecordsPort::CheckVoice(std::string_view player, absl::Time deadline,
   shared_->moderation->async()->CheckVoice(
       &rpc->context, &rpc->request, &rpc->reply,
       [shared = shared_, rpc, done = std::move(done)](grpc::Status status) {
-        shared->in_flight.Finish([&] { done(status.ok() ? absl::OkStatus() : FromRpc(status)); });
+        // PermissionDenied means muted and nothing else: a failed call is Unavailable.
+        absl::Status answer = absl::OkStatus();
+        if (!status.ok()) {
+          answer = absl::UnavailableError(
+              absl::StrCat("moderation did not answer the voice check: ", status.error_message()));
+        } else if (rpc->reply.muted()) {
+          answer = absl::PermissionDeniedError(rpc->reply.message());
+        }
+        shared->in_flight.Finish([&] { done(answer); });
       });
 }
 

@@ -23,6 +23,12 @@ namespace courtpiece::table_service {
 
 namespace {
 
+// How long a voice_start waits for moderation's mute check before the player may record
+// anyway (the upload checks the mute again).
+constexpr absl::Duration kVoiceCheckTimeout = absl::Milliseconds(500);
+// Commands of one stream held behind a pending voice check (20/s arrive at most).
+constexpr size_t kHeldCommandsMax = 64;
+
 constexpr char kOwnerAddrPayload[] = "courtpiece-owner-addr";
 constexpr char kVoiceSentRefused[] =
     "voice_sent: a note is announced by the moderation service after its upload (POST "
@@ -92,6 +98,11 @@ struct TableHost::Impl {
     std::string player;
     std::shared_ptr<StreamSink> sink;
     bool cut = false;  // ended by CutStream; its OnStreamGone is queued
+    // A voice_start waits for moderation's answer (OnVoiceCheck); the stream's later commands
+    // wait behind it, in order, so that a quick voice_discard is not applied before its
+    // start. At most kHeldCommandsMax; past that a command is refused RESOURCE_EXHAUSTED.
+    bool voice_check_pending = false;
+    std::deque<pb::TableCommand> held;
   };
   struct Pending {
     pb::StoredEffect effect;
@@ -814,6 +825,14 @@ struct TableHost::Impl {
       if (metrics != nullptr) metrics->Command(command.type(), s.code());
       if (!stream.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
     };
+    if (stream.voice_check_pending) {  // behind a voice_start waiting for moderation
+      if (stream.held.size() >= kHeldCommandsMax) {
+        reply_now(absl::ResourceExhaustedError("too many commands waiting: slow down"));
+      } else {
+        stream.held.push_back(command);
+      }
+      return;
+    }
     if (command.type() == "voice_sent") {  // only moderation announces a note (AnnounceVoiceNote)
       reply_now(absl::InvalidArgumentError(kVoiceSentRefused));
       return;
@@ -828,8 +847,10 @@ struct TableHost::Impl {
       return;
     }
     if (c->type == table::CommandType::kVoiceStart) {
-      // A muted player may not take the recording lock (RULES §5.6): moderation says first.
-      records.CheckVoice(stream.player, Deadline(),
+      // A muted player may not take the recording lock (RULES §5.6): moderation says first,
+      // within kVoiceCheckTimeout.
+      stream.voice_check_pending = true;
+      records.CheckVoice(stream.player, std::min(Deadline(), clock.Now() + kVoiceCheckTimeout),
                          [this, &w, table_id, id, command, c = *c](absl::Status s) {
                            PostAlways(w, [this, &w, table_id, id, command, c, s] {
                              OnVoiceCheck(w, table_id, id, command, c, s);
@@ -870,9 +891,39 @@ struct TableHost::Impl {
     if (check.code() == absl::StatusCode::kPermissionDenied) {
       if (metrics != nullptr) metrics->Command(command.type(), check.code());
       if (!it->second.sink->Send(ResultMessage(command.command_id(), check))) CutStream(w, *h, id);
-      return;
+    } else {
+      if (!check.ok()) {
+        log.Warn("voice check skipped: the player may record",
+                 {{"table", table_id}, {"status", check}});
+      }
+      Apply(w, *h, id, command, c);
     }
-    Apply(w, *h, id, command, c);
+    ResumeHeld(w, table_id, id);
+  }
+
+  // The commands that waited behind a voice check, in order; one of them may start another
+  // check, and the rest wait again.
+  void ResumeHeld(Worker& w, const std::string& table_id, uint64_t id) {
+    Hosted* h = Find(w, table_id);
+    if (h == nullptr) return;
+    auto it = h->streams.find(id);
+    if (it == h->streams.end()) return;
+    it->second.voice_check_pending = false;
+    std::deque<pb::TableCommand> held;
+    held.swap(it->second.held);
+    while (!held.empty()) {
+      const pb::TableCommand next = std::move(held.front());
+      held.pop_front();
+      OnCommand(w, table_id, id, next);
+      h = Find(w, table_id);
+      if (h == nullptr) return;
+      it = h->streams.find(id);
+      if (it == h->streams.end()) return;
+      if (it->second.voice_check_pending) {
+        for (pb::TableCommand& rest : held) it->second.held.push_back(std::move(rest));
+        return;
+      }
+    }
   }
 
   void OnBalance(Worker& w, const std::string& table_id, uint64_t id,

@@ -572,7 +572,42 @@ TEST_F(Voice, AMutedPlayerMayNotTakeTheRecordingLock) {
   }
   EXPECT_EQ(Do(*a->host, ben, Cmd(3, "voice_start")), 0);  // the lock is free for others
   EXPECT_EQ(Reason("b"), "may_send");
-  EXPECT_EQ(records.voice_checks(), 2);
+  EXPECT_EQ(Do(*a->host, ben, Cmd(4, "voice_discard")), 0);
+  // The refusal used nothing: lifted, the same player records this round.
+  records.Unmute("a");
+  EXPECT_EQ(Do(*a->host, ann, Cmd(5, "voice_start")), 0);
+  EXPECT_EQ(Reason("a"), "may_send");
+  EXPECT_EQ(records.voice_checks(), 3);
+}
+
+// Moderation slow to answer: the stream's next commands wait behind the voice_start, so a
+// discard sent right after it is applied after it (and releases the lock), never before.
+TEST_F(Voice, CommandsAfterAVoiceStartWaitForItsCheck) {
+  records.HoldVoiceChecks(true);
+  ann.sink->Take();
+  a->host->Command(ann.id, Cmd(2, "voice_start"));
+  a->host->Command(ann.id, Cmd(3, "voice_discard"));
+  a->host->Poll();
+  // Results of these two commands only (the fixture's join may still be in the sink).
+  auto ours = [&] {
+    std::vector<pb::CommandResult> out;
+    for (const auto& r : ResultsIn(ann.sink->All())) {
+      if (r.command_id() == 2 || r.command_id() == 3) out.push_back(r);
+    }
+    return out;
+  };
+  EXPECT_TRUE(ours().empty());  // both wait for moderation
+  records.ReleaseVoiceChecks();
+  a->host->Poll();
+  const std::vector<pb::CommandResult> results = ours();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].command_id(), 2u);
+  EXPECT_EQ(results[0].code(), 0);
+  EXPECT_EQ(results[1].command_id(), 3u);
+  EXPECT_EQ(results[1].code(), 0) << results[1].message();  // not "you are not recording"
+  EXPECT_EQ(Reason("a"), "allowance_used");                 // discarded: the note is used
+  records.HoldVoiceChecks(false);
+  EXPECT_EQ(Do(*a->host, ben, Cmd(4, "voice_start")), 0);  // and the lock is free
 }
 
 // Moderation not answering does not stop the game's voice notes (the upload checks the mute

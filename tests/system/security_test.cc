@@ -223,6 +223,10 @@ TEST_F(SystemSecurityTest, AMutedPlayerCannotTakeTheRecordingLockUntilLifted) {
   absl::StatusOr<cv1::CommandResult> lifted = voice(ann, "voice_start");
   ASSERT_TRUE(lifted.ok()) << lifted.status();
   EXPECT_EQ(lifted->code(), 0) << lifted->message();  // the refusal used no allowance
+  for (const pb::TableEvent& e : ann.Events()) {
+    // No round began meanwhile (its count-in would have given a fresh allowance anyway).
+    EXPECT_NE(e.type(), "count_in") << "the table started a round during the test";
+  }
   absl::StatusOr<cv1::CommandResult> dropped = voice(ann, "voice_discard");
   ASSERT_TRUE(dropped.ok()) << dropped.status();
   EXPECT_EQ(dropped->code(), 0) << dropped->message();

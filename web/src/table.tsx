@@ -680,9 +680,10 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
     if (s.refusal?.type !== 'voice_start' || !rec.current) return;
     startRefused.current = true;
     setMsg(/one voice note per round/i.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
-    // Muted (the table asks moderation first): the microphone stays off until the mute ends.
+    // Muted (the table asks moderation first): the microphone stays off until the mute ends,
+    // or for this visit when it lasts until an admin lifts it.
     const { reason, detail } = refusalReason(s.refusal.message);
-    if (reason === 'muted') setMutedUntil(mutedUntilMs(detail));
+    if (reason === 'muted') setMutedUntil(mutedUntilMs(detail) || Number.POSITIVE_INFINITY);
     rec.current.cancel();
   }, [s.refusal?.atMs]);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;

@@ -36,7 +36,7 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
                           moderation::v1::FileReportReply* reply) override {
     return Record("file_report", reports_, *request, reply);
   }
-  // PERMISSION_DENIED with the Mute message; UNAVAILABLE while refusing; OK otherwise.
+  // OK {muted, message} for a Mute'd player; UNAVAILABLE while refusing; OK otherwise.
   grpc::Status CheckVoice(grpc::ServerContext*, const moderation::v1::CheckVoiceRequest* request,
                           moderation::v1::CheckVoiceReply* reply) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -46,7 +46,7 @@ class FakeReceivers::Impl final : public lobby::v1::LobbyRecords::Service,
     }
     auto it = muted_.find(request->player_id());
     reply->set_muted(it != muted_.end());
-    if (it != muted_.end()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, it->second);
+    if (it != muted_.end()) reply->set_message(it->second);
     return grpc::Status::OK;
   }
 

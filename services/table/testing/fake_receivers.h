@@ -52,7 +52,7 @@ class FakeReceivers {
   int received(const std::string& key) const;  // calls with this key answered OK
   int refused() const;                         // calls answered UNAVAILABLE
 
-  // CheckVoice answers PERMISSION_DENIED `message` for `player` from now on.
+  // CheckVoice answers {muted, message} for `player` from now on.
   void Mute(const std::string& player, const std::string& message);
   void SetRefusing(bool refusing);
   void RefuseNext(int count);
