@@ -88,8 +88,7 @@ class GrpcPlayCall {
     Request(front_, queues_, index_);  // the next caller's
     std::string refused;
     ticket_ = front_.play_limiter_.TryAcquire(PeerAddress(ctx_.peer()), &refused);
-    if (ticket_ != nullptr) front_.metrics_.ConnectionOpened(kKind);  // else never opened
-    if (ticket_ == nullptr) {
+    if (ticket_ == nullptr) {  // never counted as opened
       front_.metrics_.ConnectionRefused(absl::StrCat("grpc_", refused));
       Lock lock(sink_->mu_);
       FinishLocked(absl::ResourceExhaustedError(refused == "per_ip"
@@ -98,6 +97,7 @@ class GrpcPlayCall {
       EndOpLocked(lock);
       return;
     }
+    front_.metrics_.ConnectionOpened(kKind);
     absl::StatusOr<auth::Claims> claims =
         front_.gate_.Authenticate(Metadata(ctx_, "authorization"));
     if (!claims.ok()) {

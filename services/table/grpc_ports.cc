@@ -296,16 +296,14 @@ struct GrpcRecordsPort::Shared {
 
 namespace {
 
-// Sends one record: `start(stub-call args...)` begins the RPC.
-template <typename Request, typename Reply, typename Start>
-void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Request& request,
-                absl::Time deadline, std::function<void(absl::Status)> done, Start start) {
+// One call within the port's in-flight bound: `start(stub-call args...)` begins the RPC;
+// `answer(status, reply)` turns its outcome into what `done` gets.
+template <typename Request, typename Reply, typename Start, typename Answer>
+void SendCall(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Request& request,
+              absl::Time deadline, std::function<void(absl::Status)> done, Start start,
+              Answer answer) {
   if (!shared->in_flight.TryAcquire()) {
     done(shared->in_flight.Busy());
-    return;
-  }
-  if (request.key().empty()) {
-    shared->in_flight.Finish([&] { done(absl::InvalidArgumentError("record without a key")); });
     return;
   }
   struct Rpc {
@@ -317,9 +315,23 @@ void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Re
   rpc->request = request;
   SetDeadline(rpc->context, deadline);
   start(&rpc->context, &rpc->request, &rpc->reply,
-        [shared, rpc, done = std::move(done)](grpc::Status status) {
-          shared->in_flight.Finish([&] { done(status.ok() ? absl::OkStatus() : FromRpc(status)); });
+        [shared, rpc, done = std::move(done), answer](grpc::Status status) {
+          shared->in_flight.Finish([&] { done(answer(status, rpc->reply)); });
         });
+}
+
+// Sends one record (keyed: a re-send is answered replayed).
+template <typename Request, typename Reply, typename Start>
+void SendRecord(const std::shared_ptr<GrpcRecordsPort::Shared>& shared, const Request& request,
+                absl::Time deadline, std::function<void(absl::Status)> done, Start start) {
+  if (request.key().empty()) {
+    done(absl::InvalidArgumentError("record without a key"));
+    return;
+  }
+  SendCall<Request, Reply>(shared, request, deadline, std::move(done), std::move(start),
+                           [](const grpc::Status& status, const Reply&) {
+                             return status.ok() ? absl::OkStatus() : FromRpc(status);
+                           });
 }
 
 }  // namespace
@@ -385,30 +397,20 @@ void GrpcRecordsPort::FileReport(const moderation::v1::FileReportRequest& reques
 
 void GrpcRecordsPort::CheckVoice(std::string_view player, absl::Time deadline,
                                  std::function<void(absl::Status)> done) {
-  if (!shared_->in_flight.TryAcquire()) {
-    done(shared_->in_flight.Busy());
-    return;
-  }
-  struct Rpc {
-    grpc::ClientContext context;
-    moderation::v1::CheckVoiceRequest request;
-    moderation::v1::CheckVoiceReply reply;
-  };
-  auto rpc = std::make_shared<Rpc>();
-  rpc->request.set_player_id(std::string(player));
-  SetDeadline(rpc->context, deadline);
-  shared_->moderation->async()->CheckVoice(
-      &rpc->context, &rpc->request, &rpc->reply,
-      [shared = shared_, rpc, done = std::move(done)](grpc::Status status) {
-        // PermissionDenied means muted and nothing else: a failed call is Unavailable.
-        absl::Status answer = absl::OkStatus();
+  moderation::v1::CheckVoiceRequest request;
+  request.set_player_id(std::string(player));
+  SendCall<moderation::v1::CheckVoiceRequest, moderation::v1::CheckVoiceReply>(
+      shared_, request, deadline, std::move(done),
+      [stub = shared_->moderation.get()](auto* context, auto* req, auto* reply, auto callback) {
+        stub->async()->CheckVoice(context, req, reply, std::move(callback));
+      },
+      // PermissionDenied means muted and nothing else: a failed call is Unavailable.
+      [](const grpc::Status& status, const moderation::v1::CheckVoiceReply& reply) {
         if (!status.ok()) {
-          answer = absl::UnavailableError(
+          return absl::UnavailableError(
               absl::StrCat("moderation did not answer the voice check: ", status.error_message()));
-        } else if (rpc->reply.muted()) {
-          answer = absl::PermissionDeniedError(rpc->reply.message());
         }
-        shared->in_flight.Finish([&] { done(answer); });
+        return reply.muted() ? absl::PermissionDeniedError(reply.message()) : absl::OkStatus();
       });
 }
 

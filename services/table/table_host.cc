@@ -821,10 +821,7 @@ struct TableHost::Impl {
     auto it = h->streams.find(id);
     if (it == h->streams.end()) return;
     Stream& stream = it->second;
-    auto reply_now = [&](const absl::Status& s) {
-      if (metrics != nullptr) metrics->Command(command.type(), s.code());
-      if (!stream.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
-    };
+    auto reply_now = [&](const absl::Status& s) { Answer(w, *h, id, stream, command, s); };
     if (stream.voice_check_pending) {  // behind a voice_start waiting for moderation
       if (stream.held.size() >= kHeldCommandsMax) {
         reply_now(absl::ResourceExhaustedError("too many commands waiting: slow down"));
@@ -889,8 +886,7 @@ struct TableHost::Impl {
     auto it = h->streams.find(id);
     if (it == h->streams.end()) return;
     if (check.code() == absl::StatusCode::kPermissionDenied) {
-      if (metrics != nullptr) metrics->Command(command.type(), check.code());
-      if (!it->second.sink->Send(ResultMessage(command.command_id(), check))) CutStream(w, *h, id);
+      Answer(w, *h, id, it->second, command, check);
     } else {
       if (!check.ok()) {
         log.Warn("voice check skipped: the player may record",
@@ -937,12 +933,18 @@ struct TableHost::Impl {
       const absl::Status s = balance.status().code() == absl::StatusCode::kNotFound
                                  ? absl::FailedPreconditionError("the player has no coin account")
                                  : absl::UnavailableError("the wallet is unreachable: try again");
-      if (metrics != nullptr) metrics->Command(command.type(), s.code());
-      if (!it->second.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, *h, id);
+      Answer(w, *h, id, it->second, command, s);
       return;
     }
     c.balance_coins = *balance;
     Apply(w, *h, id, command, c);
+  }
+
+  // Answers a command the machine never saw (refused before it, or after an outside check).
+  void Answer(Worker& w, Hosted& h, uint64_t id, Stream& stream, const pb::TableCommand& command,
+              const absl::Status& s) {
+    if (metrics != nullptr) metrics->Command(command.type(), s.code());
+    if (!stream.sink->Send(ResultMessage(command.command_id(), s))) CutStream(w, h, id);
   }
 
   void Apply(Worker& w, Hosted& h, uint64_t id, const pb::TableCommand& command,

@@ -292,7 +292,6 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   if (options.ping_interval_ms > 0) {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.ping_interval_ms);
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   }
   if (options.ping_timeout_ms > 0) {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.ping_timeout_ms);
@@ -300,6 +299,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   if (options.client_ping_interval_min_ms > 0) {
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                                options.client_ping_interval_min_ms);
+  }
+  // Our pings, and the clients', also while a connection has no call.
+  if (options.ping_interval_ms > 0 || options.client_ping_interval_min_ms > 0) {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   }
   if (options.connection_idle_ms > 0) {
