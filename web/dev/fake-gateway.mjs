@@ -648,12 +648,16 @@ function command(t, player, c) {
     }
     case 'move':
       return apply(t, s, { move: c.move, card: c.card });
-    case 'voice_start':
+    case 'voice_start': {
+      // As the real table: moderation is asked first (docs/client-api.md).
+      const muted = mutedMessage(player, true);
+      if (muted) throw new Status(7, 'PERMISSION_DENIED', muted);
       if (people(t) < 2) throw failed('no voice notes with only one person at the table');
       if (t.recording >= 0) throw failed(`seat ${t.recording} is recording`);
       t.recording = s;
       emitAll(t, { type: 'voice_recording', seat: s, player, value: Date.now() + 7000 });
       return;
+    }
     case 'voice_sent':
       // As the real table: notes are announced after moderation stored them (POST /v1/voice).
       throw new Status(3, 'INVALID_ARGUMENT', 'voice_sent: the table announces voice notes itself after the upload');
@@ -817,7 +821,16 @@ const unary = {
 
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
 const voiceNotes = new Map();
-const mutes = new Map(); // player id -> until (ms; 0: until lifted)
+const mutes = new Map(); // player id -> {until (ms; 0: until lifted), uploadOnly}
+// Moderation's refusal of a muted player ("muted: ..."), or null. `atStart`: the table's
+// check before voice_start, which a mute set with uploadOnly (moderation not answering the
+// table in time, so only the upload refuses) passes.
+function mutedMessage(playerId, atStart) {
+  const mute = mutes.get(playerId);
+  if (mute === undefined || (atStart && mute.uploadOnly)) return null;
+  const until = mute.until ? ` ${new Date(mute.until).toISOString().replace(/\.\d+Z$/, 'Z')}` : ' they lift it';
+  return `muted: an admin stopped your voice notes until${until}`;
+}
 
 function sendJson(res, code, obj) {
   res.writeHead(code, { 'content-type': 'application/json' });
@@ -855,11 +868,8 @@ const server = createServer(async (req, res) => {
       const tableId = req.headers['x-courtpiece-table-id'];
       if (!tableId) throw bad('bad_request: header x-courtpiece-table-id is required');
       const body = await readBody(req, 528 * 1024);
-      const mute = mutes.get(p.id);
-      if (mute !== undefined) {
-        const until = mute ? ` ${new Date(mute).toISOString().replace(/\.\d+Z$/, 'Z')}` : ' they lift it';
-        throw new Status(7, 'PERMISSION_DENIED', `muted: an admin stopped your voice notes until${until}`);
-      }
+      const muted = mutedMessage(p.id, false);
+      if (muted) throw new Status(7, 'PERMISSION_DENIED', muted);
       const t = tables.get(String(tableId));
       if (!t) throw notFound(`no_table: no table ${tableId}`);
       const s = seatOf(t, p.id);
@@ -905,9 +915,10 @@ const server = createServer(async (req, res) => {
         return sendJson(res, 200, { voice: VOICE });
       }
       if (url.pathname === '/test/mute') {
-        // {playerId, untilMs} (0: until lifted); {playerId, lift: true} lifts it
+        // {playerId, untilMs, uploadOnly} (untilMs 0: until lifted; uploadOnly: the table's
+        // check before voice_start misses it); {playerId, lift: true} lifts it
         if (body.lift) mutes.delete(body.playerId);
-        else mutes.set(body.playerId, Number(body.untilMs ?? 0));
+        else mutes.set(body.playerId, { until: Number(body.untilMs ?? 0), uploadOnly: !!body.uploadOnly });
         return sendJson(res, 200, { muted: [...mutes.keys()] });
       }
       if (url.pathname === '/test/profile-calls') return sendJson(res, 200, { calls: publicProfileCalls });

@@ -97,7 +97,8 @@ export interface Refusal {
   commandId: number;
   type: string; // the command's type: "move" is shown by the hand
   code: number;
-  message: string;
+  message: string; // for the player (refusalText)
+  serverMessage: string; // as the server said it (a reason word first, as "muted: ...")
   atMs: number;
 }
 
@@ -1051,7 +1052,14 @@ export function applyResult(s: TableState, r: WireResult, now: number): TableSta
   return {
     ...s,
     pending,
-    refusal: { commandId: id, type, code, message: refusalText(code, r.message ?? ''), atMs: now },
+    refusal: {
+      commandId: id,
+      type,
+      code,
+      message: refusalText(code, r.message ?? ''),
+      serverMessage: r.message ?? '',
+      atMs: now,
+    },
   };
 }
 

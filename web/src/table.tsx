@@ -36,7 +36,7 @@ import {
 } from './state';
 import { gameLabel } from './app';
 import { Avatar, CardBack, CardFace, MicIcon, SpeakerIcon, SuitIcon, TurnRing } from './ui';
-import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, mutedUntilMs, refusalReason, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
+import { Recorder, VoiceRefused, VoiceUnavailable, fetchNote, mutedUntilMs, refusalReason, refusalText, uploadNote, voiceSupported, PLAY_DELAY_MS, REPORT_GRACE_MS } from './voice';
 
 const STATE_KEY = 'cp.tableState';
 const POS = ['bottom', 'right', 'top', 'left'] as const;
@@ -285,7 +285,8 @@ export function TableScreen(props: {
             {s.refusal.message}
           </div>
         )}
-        {s.refusal && s.refusal.type !== 'move' && (
+        {/* a refused voice_start is explained beside the microphone (VoiceButton) */}
+        {s.refusal && s.refusal.type !== 'move' && s.refusal.type !== 'voice_start' && (
           <div class="refusal other" role="alert" data-testid="refusal">
             {s.refusal.message}
           </div>
@@ -679,11 +680,16 @@ function VoiceButton(props: { s: TableState; send: (c: any) => boolean; api: Api
   useEffect(() => {
     if (s.refusal?.type !== 'voice_start' || !rec.current) return;
     startRefused.current = true;
-    setMsg(/one voice note per round/i.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
-    // Muted (the table asks moderation first): the microphone stays off until the mute ends,
-    // or for this visit when it lasts until an admin lifts it.
-    const { reason, detail } = refusalReason(s.refusal.message);
-    if (reason === 'muted') setMutedUntil(mutedUntilMs(detail) || Number.POSITIVE_INFINITY);
+    const { reason, detail } = refusalReason(s.refusal.serverMessage);
+    if (reason === 'muted') {
+      // The table asks moderation first: said as an upload's refusal is, and the microphone
+      // stays off until the mute ends (for this visit when it lasts until an admin lifts it).
+      setMsg(refusalText(reason, detail));
+      setRefusal(reason);
+      setMutedUntil(mutedUntilMs(detail) || Number.POSITIVE_INFINITY);
+    } else {
+      setMsg(/one voice note per round/i.test(s.refusal.message) ? "You already used this round's voice note" : s.refusal.message);
+    }
     rec.current.cancel();
   }, [s.refusal?.atMs]);
   const iRecord = s.recording?.seat === s.mySeat && s.mySeat >= 0;

@@ -540,7 +540,14 @@ describe('results, refusals, notices, connection', () => {
     let s = dealt();
     s = reduce(s, { kind: 'sent', commandId: 1, type: 'move', move: 'play', card: '3S' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '1', code: 9, message: 'seat 0 holds hearts' } }, 5);
-    expect(s.refusal).toEqual({ commandId: 1, type: 'move', code: 9, message: 'Follow suit: you have hearts', atMs: 5 });
+    expect(s.refusal).toEqual({
+      commandId: 1,
+      type: 'move',
+      code: 9,
+      message: 'Follow suit: you have hearts',
+      serverMessage: 'seat 0 holds hearts',
+      atMs: 5,
+    });
     expect(s.pending).toEqual({});
     s = reduce(s, { kind: 'sent', commandId: 2, type: 'move', move: 'play', card: 'AH' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '2', code: 0 } }, 6);
@@ -560,7 +567,14 @@ describe('results, refusals, notices, connection', () => {
     let s = dealt();
     s = reduce(s, { kind: 'sent', commandId: 5, type: 'move', move: 'play', card: '2C' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '5', code: 9, message: 'your time ran out: a card is being played for you' } }, 7);
-    expect(s.refusal).toEqual({ commandId: 5, type: 'move', code: 9, message: 'Your time ran out: a card is being played for you', atMs: 7 });
+    expect(s.refusal).toEqual({
+      commandId: 5,
+      type: 'move',
+      code: 9,
+      message: 'Your time ran out: a card is being played for you',
+      serverMessage: 'your time ran out: a card is being played for you',
+      atMs: 7,
+    });
     s = reduce(s, { kind: 'sent', commandId: 6, type: 'move', move: 'play', card: '2C' }, 0);
     s = reduce(s, { kind: 'result', result: { commandId: '6', code: 9, message: 'a bot is playing for you: take_back first' } }, 8);
     expect(s.refusal).toMatchObject({ type: 'move', code: 9, message: 'A bot is playing for you: press "I\'m back" first' });
