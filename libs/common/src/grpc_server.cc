@@ -38,6 +38,8 @@ constexpr absl::Duration kCloseConnectionsGrace = absl::Milliseconds(100);
 // After the drain, how long the gate keeps refusing before gRPC's Shutdown starts.
 constexpr absl::Duration kRefuseAfterDrain = absl::Milliseconds(100);
 
+}  // namespace
+
 // The method label: the full path for methods of linked protos and of health and reflection,
 // "unknown" otherwise (so a client cannot grow the label set with made-up names).
 std::string MethodLabel(const char* method) {
@@ -56,6 +58,8 @@ std::string MethodLabel(const char* method) {
   }
   return std::string(path);
 }
+
+namespace {
 
 // The {method, code} counter and latency histogram of finished RPCs.
 class Recorder final : public CallRecorder {
@@ -132,6 +136,10 @@ class MetricsInterceptorFactory final
 };
 
 }  // namespace
+
+std::shared_ptr<CallRecorder> NewCallRecorder(Metrics& metrics) {
+  return std::make_shared<Recorder>(metrics);
+}
 
 // Admits RPCs while open and counts those admitted until they finish, so that Shutdown can
 // refuse new calls and wait for the admitted ones before gRPC's own shutdown (which

@@ -71,6 +71,12 @@ class CallRecorder {
   ~CallRecorder() = default;
 };
 
+// The recorder a GrpcServer uses, for a server of our own beside it (the gateway's mobile
+// front, services/gateway/h2_front.h): the same metric families on `metrics`, which must
+// outlive it. A method path is labelled as the server labels it (unknown names: "unknown").
+std::shared_ptr<CallRecorder> NewCallRecorder(Metrics& metrics);
+std::string MethodLabel(const char* path);
+
 // A service with async-API methods (beside sync or callback ones). GrpcServer::Start calls
 // ServeOn once the server has started; the service requests its first calls there, on
 // queues.server_queue(i), through queues.TryStart. The server's metrics interceptor leaves
