@@ -1,5 +1,7 @@
-// The gRPC front on a real server (port 0) with a fake PlayService and a fake router: auth
-// refusals, unary relay, Play relay, the slow-reader cut.
+// The mobile fronts on a real server (port 0) with a fake PlayService and a fake router: auth
+// refusals, unary relay, Play relay, the slow-reader cut. Every test runs against both: the
+// libgrpc one (GrpcFront on common::GrpcServer) and our own HTTP/2 (H2Front), with the same
+// gRPC clients: one contract.
 #include "services/gateway/grpc_front.h"
 
 #include <atomic>
@@ -25,6 +27,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "services/gateway/fake_upstream.h"
+#include "services/gateway/h2_front.h"
 #include "services/gateway/play_session.h"
 
 namespace courtpiece::gateway {
@@ -169,24 +172,96 @@ class CountingMetrics final : public GatewayMetrics {
   std::vector<std::string> refused;  // guarded by mu
 };
 
-class GrpcFrontTest : public ::testing::Test {
- protected:
-  void Start(GrpcFrontOptions options = {}, int ping_interval_ms = 0, int ping_timeout_ms = 0) {
-    front_ = std::make_unique<GrpcFront>(router_, play_, gate_, metrics_, options);
+// A mobile front serving on loopback, whichever it is.
+class Front {
+ public:
+  virtual ~Front() = default;
+  virtual int port() const = 0;
+  virtual std::string LoopbackAddress() const = 0;
+  virtual void Shutdown(absl::Time deadline) = 0;
+  virtual void EndPlayStreams(const absl::Status& status) = 0;
+  virtual size_t open_play_streams() const = 0;
+};
+
+struct FrontDeps {
+  UnaryRouter& router;
+  PlayService& play;
+  const TokenGate& gate;
+  GatewayMetrics& metrics;
+  common::Metrics& server_metrics;
+};
+
+class LibgrpcFront final : public Front {
+ public:
+  static std::unique_ptr<Front> Start(FrontDeps d, GrpcFrontOptions options, int ping_interval_ms,
+                                      int ping_timeout_ms) {
+    auto front = std::unique_ptr<LibgrpcFront>(new LibgrpcFront());
+    front->front_ = std::make_unique<GrpcFront>(d.router, d.play, d.gate, d.metrics, options);
     auto server =
         common::GrpcServer::Start({.listen_address = "127.0.0.1:0",
                                    .max_receive_message_bytes = options.unary_message_bytes_max,
                                    .enable_reflection = false,
                                    .ping_interval_ms = ping_interval_ms,
                                    .ping_timeout_ms = ping_timeout_ms},
-                                  {front_.get()}, server_metrics_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    stub_ =
-        cv1::CourtPiece::NewStub(common::CreateGrpcChannel(server_->LoopbackAddress(), nullptr));
+                                  {front->front_.get()}, d.server_metrics);
+    EXPECT_TRUE(server.ok()) << server.status();
+    if (!server.ok()) return nullptr;
+    front->server_ = *std::move(server);
+    return front;
+  }
+  int port() const override { return server_->port(); }
+  std::string LoopbackAddress() const override { return server_->LoopbackAddress(); }
+  void Shutdown(absl::Time deadline) override { server_->Shutdown(deadline); }
+  void EndPlayStreams(const absl::Status& status) override { front_->EndPlayStreams(status); }
+  size_t open_play_streams() const override { return front_->open_play_streams(); }
+
+ private:
+  std::unique_ptr<GrpcFront> front_;
+  std::unique_ptr<common::GrpcServer> server_;
+};
+
+class OwnH2Front final : public Front {
+ public:
+  static std::unique_ptr<Front> Start(FrontDeps d, GrpcFrontOptions options, int ping_interval_ms,
+                                      int ping_timeout_ms) {
+    H2FrontOptions o{.host = "127.0.0.1", .port = 0, .threads = 2, .grpc = options};
+    if (ping_interval_ms > 0) o.ping_interval = absl::Milliseconds(ping_interval_ms);
+    if (ping_timeout_ms > 0) o.ping_timeout = absl::Milliseconds(ping_timeout_ms);
+    auto front = std::make_unique<OwnH2Front>(
+        std::make_unique<H2Front>(o, d.router, d.play, d.gate, d.metrics, d.server_metrics));
+    const absl::Status s = front->front_->Start();
+    EXPECT_TRUE(s.ok()) << s;
+    if (!s.ok()) return nullptr;
+    return front;
+  }
+  explicit OwnH2Front(std::unique_ptr<H2Front> front) : front_(std::move(front)) {}
+  int port() const override { return front_->port(); }
+  std::string LoopbackAddress() const override { return front_->LoopbackAddress(); }
+  void Shutdown(absl::Time deadline) override { front_->Shutdown(deadline); }
+  void EndPlayStreams(const absl::Status& status) override { front_->EndPlayStreams(status); }
+  size_t open_play_streams() const override { return front_->open_play_streams(); }
+
+ private:
+  std::unique_ptr<H2Front> front_;
+};
+
+std::unique_ptr<Front> StartFront(const std::string& kind, FrontDeps deps,
+                                  GrpcFrontOptions options = {}, int ping_interval_ms = 0,
+                                  int ping_timeout_ms = 0) {
+  if (kind == "h2") return OwnH2Front::Start(deps, options, ping_interval_ms, ping_timeout_ms);
+  return LibgrpcFront::Start(deps, options, ping_interval_ms, ping_timeout_ms);
+}
+
+class GrpcFrontTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void Start(GrpcFrontOptions options = {}, int ping_interval_ms = 0, int ping_timeout_ms = 0) {
+    front_ = StartFront(GetParam(), {router_, play_, gate_, metrics_, server_metrics_}, options,
+                        ping_interval_ms, ping_timeout_ms);
+    ASSERT_NE(front_, nullptr);
+    stub_ = cv1::CourtPiece::NewStub(common::CreateGrpcChannel(front_->LoopbackAddress(), nullptr));
   }
   void TearDown() override {
-    if (server_ != nullptr) server_->Shutdown(absl::Now() + absl::Seconds(1));
+    if (front_ != nullptr) front_->Shutdown(absl::Now() + absl::Seconds(1));
   }
   std::string Bearer() {
     return "Bearer " + signer_.Sign("p1", auth::Role::kPlayer, absl::Minutes(5));
@@ -221,12 +296,16 @@ class GrpcFrontTest : public ::testing::Test {
   FakePlay play_;
   CountingMetrics metrics_;
   common::Metrics server_metrics_{"gatewaytest"};
-  std::unique_ptr<GrpcFront> front_;
-  std::unique_ptr<common::GrpcServer> server_;
+  std::unique_ptr<Front> front_;
   std::unique_ptr<cv1::CourtPiece::Stub> stub_;
 };
 
-TEST_F(GrpcFrontTest, UnaryCallsGoThroughTheRouterWithMetadataAndDeadline) {
+INSTANTIATE_TEST_SUITE_P(Fronts, GrpcFrontTest, ::testing::Values("libgrpc", "h2"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+TEST_P(GrpcFrontTest, UnaryCallsGoThroughTheRouterWithMetadataAndDeadline) {
   Start();
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", "Bearer abc");
@@ -245,7 +324,7 @@ TEST_F(GrpcFrontTest, UnaryCallsGoThroughTheRouterWithMetadataAndDeadline) {
   EXPECT_NE(router_.last_ctx.peer, "");
 }
 
-TEST_F(GrpcFrontTest, UnaryErrorsKeepTheirCodeAndUnknownMethodsAreUnimplemented) {
+TEST_P(GrpcFrontTest, UnaryErrorsKeepTheirCodeAndUnknownMethodsAreUnimplemented) {
   Start();
   {
     grpc::ClientContext ctx;
@@ -264,7 +343,7 @@ TEST_F(GrpcFrontTest, UnaryErrorsKeepTheirCodeAndUnknownMethodsAreUnimplemented)
   }
 }
 
-TEST_F(GrpcFrontTest, GetPublicProfilesGoesThroughTheRouter) {
+TEST_P(GrpcFrontTest, GetPublicProfilesGoesThroughTheRouter) {
   Start();
   {
     grpc::ClientContext ctx;
@@ -290,7 +369,7 @@ TEST_F(GrpcFrontTest, GetPublicProfilesGoesThroughTheRouter) {
   EXPECT_EQ(s.error_message(), "missing token");
 }
 
-TEST_F(GrpcFrontTest, PlayWithoutAValidTokenIsRefusedBeforeConnect) {
+TEST_P(GrpcFrontTest, PlayWithoutAValidTokenIsRefusedBeforeConnect) {
   Start();
   for (const std::string& auth :
        {std::string(), std::string("Bearer nope"), std::string("Token abc")}) {
@@ -309,7 +388,7 @@ TEST_F(GrpcFrontTest, PlayWithoutAValidTokenIsRefusedBeforeConnect) {
   EXPECT_TRUE(play_.players.empty());
 }
 
-TEST_F(GrpcFrontTest, PlayRelaysBothWaysAndEndsWithTheRelaysStatus) {
+TEST_P(GrpcFrontTest, PlayRelaysBothWaysAndEndsWithTheRelaysStatus) {
   Start();
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", Bearer());
@@ -348,13 +427,13 @@ TEST_F(GrpcFrontTest, PlayRelaysBothWaysAndEndsWithTheRelaysStatus) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
   EXPECT_EQ(s.error_message(), "another connection of this player took over the table");
   ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 1; }));
-  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  front_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, 1);
   EXPECT_EQ(metrics_.opened.load(), 1);
   EXPECT_EQ(metrics_.closed.load(), 1);
 }
 
-TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
+TEST_P(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
   Start();
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", Bearer());
@@ -366,7 +445,7 @@ TEST_F(GrpcFrontTest, ClientCancelTellsTheRelayOnce) {
   ctx.TryCancel();
   ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 1; }));
   stream->Finish();
-  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  front_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, 1);
 }
 
@@ -381,7 +460,7 @@ grpc::Status RefusedPlay(cv1::CourtPiece::Stub& stub, const std::string& bearer)
   return stream->Finish();
 }
 
-TEST_F(GrpcFrontTest, PlayStreamsFromOneAddressAreLimited) {
+TEST_P(GrpcFrontTest, PlayStreamsFromOneAddressAreLimited) {
   GrpcFrontOptions options;
   options.play_streams_per_ip_max = 2;
   Start(options);
@@ -408,7 +487,7 @@ TEST_F(GrpcFrontTest, PlayStreamsFromOneAddressAreLimited) {
   EXPECT_EQ(play_.players.size(), 3u);  // the refused stream never reached the relay
 }
 
-TEST_F(GrpcFrontTest, PlayStreamsInAllAreLimited) {
+TEST_P(GrpcFrontTest, PlayStreamsInAllAreLimited) {
   GrpcFrontOptions options;
   options.play_streams_max = 1;
   Start(options);
@@ -437,9 +516,9 @@ TEST(PeerAddressTest, TakesTheAddressOutOfGrpcPeerStrings) {
 // A phone that vanishes without closing (its network gone: frozen behind the proxy) is found
 // by the server's pings: its stream ends and the relay hears the client gone, within the
 // interval plus the timeout (main: 30 s + 20 s).
-TEST_F(GrpcFrontTest, APhoneThatStopsAnsweringIsGoneForTheRelay) {
+TEST_P(GrpcFrontTest, APhoneThatStopsAnsweringIsGoneForTheRelay) {
   Start({}, /*ping_interval_ms=*/200, /*ping_timeout_ms=*/300);
-  common::FreezableProxy proxy(server_->port());
+  common::FreezableProxy proxy(front_->port());
   ASSERT_TRUE(proxy.ok());
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -469,7 +548,7 @@ TEST_F(GrpcFrontTest, APhoneThatStopsAnsweringIsGoneForTheRelay) {
 // The drain's first step: every open Play stream ends UNAVAILABLE at once (after what was
 // queued), the relay hears the client gone, and a stream refused before Connect never
 // counted.
-TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
+TEST_P(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
   Start();
   grpc::ClientContext refused_ctx;
   auto refused = stub_->Play(&refused_ctx);  // no token
@@ -505,7 +584,7 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
     EXPECT_EQ(end.error_message(), "gateway shutting down: dial again") << i;
   }
   ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == 3; }));
-  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  front_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(front_->open_play_streams(), 0u);
   EXPECT_EQ(metrics_.opened.load(), 4);
   EXPECT_EQ(metrics_.closed.load(), 4);
@@ -522,7 +601,7 @@ TEST_F(GrpcFrontTest, EndPlayStreamsEndsEveryOpenStreamUnavailable) {
 // Many streams at once on the server's queues (which queue serves a connection is gRPC's
 // choice, not asserted): each gets its own answers only, and each client's half-close ends
 // its stream OK and tells the relay once.
-TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
+TEST_P(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
   play_.echo_open = true;
   Start();
   constexpr int kStreams = 40;
@@ -538,7 +617,7 @@ TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
     EXPECT_TRUE(end.ok()) << i << " " << end.error_message();
   }
   ASSERT_TRUE(WaitUntil(play_.mu, play_.cv, [&] { return play_.gone == kStreams; }));
-  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  front_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, kStreams);
   EXPECT_EQ(front_->open_play_streams(), 0u);
   EXPECT_EQ(metrics_.opened.load(), kStreams);
@@ -547,7 +626,7 @@ TEST_F(GrpcFrontTest, ManyStreamsAtOnceEachGetTheirOwnAnswers) {
 
 // The server stops with streams open while the relay keeps sending: every call ends, the
 // relay hears each client gone once, and the sinks refuse what comes after.
-TEST_F(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
+TEST_P(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
   Start();
   constexpr int kStreams = 5;
   Streams opened = OpenStreams(kStreams);
@@ -568,7 +647,7 @@ TEST_F(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  server_->Shutdown(absl::Now() + absl::Seconds(1));
+  front_->Shutdown(absl::Now() + absl::Seconds(1));
   EXPECT_EQ(play_.gone, kStreams);
   EXPECT_EQ(front_->open_play_streams(), 0u);
   EXPECT_EQ(metrics_.opened.load(), kStreams);
@@ -584,7 +663,7 @@ TEST_F(GrpcFrontTest, ServerShutdownWithStreamsOpenEndsEveryCall) {
   }
 }
 
-TEST_F(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {
+TEST_P(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {
   Start();
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", Bearer());
@@ -600,7 +679,7 @@ TEST_F(GrpcFrontTest, OversizedPlayMessageEndsResourceExhausted) {
   EXPECT_TRUE(play_.messages.empty());
 }
 
-TEST_F(GrpcFrontTest, AFullSendQueueEndsTheStreamSlowReader) {
+TEST_P(GrpcFrontTest, AFullSendQueueEndsTheStreamSlowReader) {
   Start({.send_queue_max = 4});
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", Bearer());
@@ -651,28 +730,29 @@ TEST(GrpcFrontWithSessionTest, FirstMessageNotOpenEndsInvalidArgument) {
   auth::TokenSigner signer(key, RealClock::Instance());
   auth::TokenVerifier verifier(*auth::VerifyKeys::Parse(key.PublicText()), RealClock::Instance());
   TokenGate gate(verifier);
-  GrpcFront front(router, play, gate, metrics);
   common::Metrics server_metrics("gatewaytest");
-  auto server = common::GrpcServer::Start(
-      {.listen_address = "127.0.0.1:0", .enable_reflection = false}, {&front}, server_metrics);
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto stub =
-      cv1::CourtPiece::NewStub(common::CreateGrpcChannel((*server)->LoopbackAddress(), nullptr));
-  for (int i = 0; i < 20; ++i) {
-    grpc::ClientContext ctx;
-    ctx.AddMetadata("authorization",
-                    "Bearer " + signer.Sign("p1", auth::Role::kPlayer, absl::Minutes(5)));
-    auto stream = stub->Play(&ctx);
-    cv1::PlayRequest command;
-    command.mutable_command()->set_command_id(1);
-    stream->Write(command);
-    cv1::PlayResponse r;
-    EXPECT_FALSE(stream->Read(&r));
-    grpc::Status s = stream->Finish();
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_EQ(s.error_message(), "the first message must be open");
+  for (const std::string kind : {"libgrpc", "h2"}) {
+    SCOPED_TRACE(kind);
+    std::unique_ptr<Front> front = StartFront(kind, {router, play, gate, metrics, server_metrics});
+    ASSERT_NE(front, nullptr);
+    auto stub =
+        cv1::CourtPiece::NewStub(common::CreateGrpcChannel(front->LoopbackAddress(), nullptr));
+    for (int i = 0; i < 20; ++i) {
+      grpc::ClientContext ctx;
+      ctx.AddMetadata("authorization",
+                      "Bearer " + signer.Sign("p1", auth::Role::kPlayer, absl::Minutes(5)));
+      auto stream = stub->Play(&ctx);
+      cv1::PlayRequest command;
+      command.mutable_command()->set_command_id(1);
+      stream->Write(command);
+      cv1::PlayResponse r;
+      EXPECT_FALSE(stream->Read(&r));
+      grpc::Status s = stream->Finish();
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_EQ(s.error_message(), "the first message must be open");
+    }
+    front->Shutdown(absl::Now() + absl::Seconds(1));
   }
-  (*server)->Shutdown(absl::Now() + absl::Seconds(1));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "services/gateway/fake_moderation.h"
 #include "services/gateway/grpc_front.h"
+#include "services/gateway/h2_front.h"
 #include "services/gateway/http_server.h"
 #include "services/gateway/testing/http_client.h"
 #include "services/gateway/unary_relay.h"
@@ -96,10 +97,19 @@ class VoiceRoutesTest : public ::testing::Test {
     stub_ = cv1::CourtPiece::NewStub(common::CreateGrpcChannel(
         grpc_->LoopbackAddress(), nullptr,
         {.max_receive_message_bytes = 4 << 20, .max_send_message_bytes = 4 << 20}));
+    // The same mobile API on our own HTTP/2 front (the gateway's default).
+    H2FrontOptions h2_options;
+    h2_options.host = "127.0.0.1";
+    h2_ = std::make_unique<H2Front>(h2_options, *clients_, play_, gate_, metrics_, h2_metrics_);
+    ASSERT_TRUE(h2_->Start().ok());
+    h2_stub_ = cv1::CourtPiece::NewStub(common::CreateGrpcChannel(
+        h2_->LoopbackAddress(), nullptr,
+        {.max_receive_message_bytes = 4 << 20, .max_send_message_bytes = 4 << 20}));
   }
   void TearDown() override {
     if (http_ != nullptr) http_->Stop();
     if (grpc_ != nullptr) grpc_->Shutdown(absl::Now() + absl::Seconds(1));
+    if (h2_ != nullptr) h2_->Shutdown(absl::Now() + absl::Seconds(1));
     if (moderation_ != nullptr) moderation_->Shutdown(absl::Now() + absl::Seconds(1));
   }
 
@@ -150,6 +160,13 @@ class VoiceRoutesTest : public ::testing::Test {
   std::unique_ptr<GrpcFront> front_;
   std::unique_ptr<common::GrpcServer> grpc_;
   std::unique_ptr<cv1::CourtPiece::Stub> stub_;
+  common::Metrics h2_metrics_{"gatewayh2"};
+  std::unique_ptr<H2Front> h2_;
+  std::unique_ptr<cv1::CourtPiece::Stub> h2_stub_;
+  // Both mobile fronts: libgrpc's and ours.
+  std::vector<std::pair<const char*, cv1::CourtPiece::Stub*>> MobileStubs() {
+    return {{"libgrpc", stub_.get()}, {"h2", h2_stub_.get()}};
+  }
 };
 
 // --- POST /v1/voice ------------------------------------------------------------------------
@@ -334,60 +351,66 @@ TEST_F(VoiceRoutesTest, GetErrorsAreJson) {
 // --- gRPC ----------------------------------------------------------------------------------
 
 TEST_F(VoiceRoutesTest, GrpcUploadAndGetRelayToModeration) {
-  const std::string bearer = Player();
-  grpc::ClientContext ctx;
-  ctx.AddMetadata("authorization", bearer);
-  cv1::UploadNoteRequest req;
-  req.set_table_id("t-9");
-  req.set_round(2);
-  req.set_audio(Audio(512 * 1024));
-  cv1::UploadNoteResponse reply;
-  grpc::Status s = stub_->UploadNote(&ctx, req, &reply);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_EQ(reply.note_id(), "n-524288");
-  EXPECT_EQ(reply.round(), 2u);
-  EXPECT_EQ(reply.duration_ms(), 3210);
-  std::optional<FakeModeration::Seen> seen = fake_.last("UploadNote");
-  ASSERT_TRUE(seen.has_value());
-  EXPECT_EQ(seen->authorization, bearer);
-  mv1::UploadNoteRequest got;
-  ASSERT_TRUE(got.ParseFromString(seen->request));
-  EXPECT_EQ(got.table_id(), "t-9");
-  EXPECT_EQ(got.round(), 2u);
-  EXPECT_EQ(got.audio(), req.audio());
+  for (auto [kind, stub] : MobileStubs()) {
+    SCOPED_TRACE(kind);
+    const std::string bearer = Player();
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", bearer);
+    cv1::UploadNoteRequest req;
+    req.set_table_id("t-9");
+    req.set_round(2);
+    req.set_audio(Audio(512 * 1024));
+    cv1::UploadNoteResponse reply;
+    grpc::Status s = stub->UploadNote(&ctx, req, &reply);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(reply.note_id(), "n-524288");
+    EXPECT_EQ(reply.round(), 2u);
+    EXPECT_EQ(reply.duration_ms(), 3210);
+    std::optional<FakeModeration::Seen> seen = fake_.last("UploadNote");
+    ASSERT_TRUE(seen.has_value());
+    EXPECT_EQ(seen->authorization, bearer);
+    mv1::UploadNoteRequest got;
+    ASSERT_TRUE(got.ParseFromString(seen->request));
+    EXPECT_EQ(got.table_id(), "t-9");
+    EXPECT_EQ(got.round(), 2u);
+    EXPECT_EQ(got.audio(), req.audio());
 
-  grpc::ClientContext get_ctx;
-  get_ctx.AddMetadata("authorization", bearer);
-  cv1::GetNoteRequest get;
-  get.set_note_id("n-1");
-  cv1::GetNoteResponse note;
-  s = stub_->GetNote(&get_ctx, get, &note);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_EQ(note.audio(), std::string("\x1a\x45\xdf\xa3 webm bytes \0\xff", 19));
-  EXPECT_EQ(note.content_type(), "audio/webm");
-  EXPECT_EQ(note.author(), "p-author");
-  EXPECT_EQ(note.round(), 3u);
+    grpc::ClientContext get_ctx;
+    get_ctx.AddMetadata("authorization", bearer);
+    cv1::GetNoteRequest get;
+    get.set_note_id("n-1");
+    cv1::GetNoteResponse note;
+    s = stub->GetNote(&get_ctx, get, &note);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(note.audio(), std::string("\x1a\x45\xdf\xa3 webm bytes \0\xff", 19));
+    EXPECT_EQ(note.content_type(), "audio/webm");
+    EXPECT_EQ(note.author(), "p-author");
+    EXPECT_EQ(note.round(), 3u);
+  }
 }
 
 TEST_F(VoiceRoutesTest, GrpcSizeLimitsPerMethod) {
-  // Over the voice cap: refused before moderation.
-  grpc::ClientContext ctx;
-  ctx.AddMetadata("authorization", Player());
-  cv1::UploadNoteRequest req;
-  req.set_table_id("t-9");
-  req.set_audio(Audio(kVoiceMessageBytesMax + 1));
-  cv1::UploadNoteResponse reply;
-  grpc::Status s = stub_->UploadNote(&ctx, req, &reply);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  // Every other method keeps 64 KiB although the server takes a voice note's size.
-  grpc::ClientContext login_ctx;
-  cv1::GuestLoginRequest login;
-  login.set_device_secret(std::string(65 * 1024, 'x'));
-  cv1::Session session;
-  s = stub_->GuestLogin(&login_ctx, login, &session);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(s.error_message(), "GuestLogin request over 65536 bytes");
-  EXPECT_TRUE(fake_.seen().empty());
+  for (auto [kind, stub] : MobileStubs()) {
+    SCOPED_TRACE(kind);
+    // Over the voice cap: refused before moderation.
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", Player());
+    cv1::UploadNoteRequest req;
+    req.set_table_id("t-9");
+    req.set_audio(Audio(kVoiceMessageBytesMax + 1));
+    cv1::UploadNoteResponse reply;
+    grpc::Status s = stub->UploadNote(&ctx, req, &reply);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    // Every other method keeps 64 KiB although the server takes a voice note's size.
+    grpc::ClientContext login_ctx;
+    cv1::GuestLoginRequest login;
+    login.set_device_secret(std::string(65 * 1024, 'x'));
+    cv1::Session session;
+    s = stub->GuestLogin(&login_ctx, login, &session);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(s.error_message(), "GuestLogin request over 65536 bytes");
+    EXPECT_TRUE(fake_.seen().empty());
+  }
 }
 
 // --- the admin API -------------------------------------------------------------------------

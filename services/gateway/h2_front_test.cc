@@ -1,0 +1,374 @@
+// H2Front's own behaviour beyond the contract it shares with GrpcFront (grpc_front_test.cc runs
+// that against both): connection limits at accept, keepalive and idle GOAWAYs, ping floods,
+// health, and what it does with a client that does not speak HTTP/2. Raw sockets where the
+// exact frames matter; gRPC's own client where a client's view does.
+#include "services/gateway/h2_front.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "courtpiece/auth/keys.h"
+#include "courtpiece/auth/token.h"
+#include "courtpiece/common/grpc_client.h"
+#include "courtpiece/common/grpc_server.h"
+#include "courtpiece/common/metrics.h"
+#include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "gtest/gtest.h"
+
+namespace courtpiece::gateway {
+namespace {
+
+namespace cv1 = client::v1;
+using ::testing::ElementsAre;
+
+constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+struct Frame {
+  uint8_t type = 0;
+  uint8_t flags = 0;
+  uint32_t stream_id = 0;
+  std::string payload;
+};
+
+// A client socket speaking raw HTTP/2 frames.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    timeval tv{.tv_sec = 5, .tv_usec = 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~RawClient() { Close(); }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  bool connected() const { return connected_; }
+
+  void Write(std::string_view bytes) { (void)!write(fd_, bytes.data(), bytes.size()); }
+  void WriteFrame(uint8_t type, uint8_t flags, uint32_t stream_id, std::string_view payload) {
+    std::string f;
+    f.push_back(static_cast<char>(payload.size() >> 16));
+    f.push_back(static_cast<char>(payload.size() >> 8));
+    f.push_back(static_cast<char>(payload.size()));
+    f.push_back(static_cast<char>(type));
+    f.push_back(static_cast<char>(flags));
+    for (int shift : {24, 16, 8, 0}) f.push_back(static_cast<char>(stream_id >> shift));
+    f.append(payload);
+    Write(f);
+  }
+  void Hello() {
+    Write(kPreface);
+    WriteFrame(0x4, 0, 0, "");  // SETTINGS
+  }
+
+  // The next frame, or nullopt at EOF (or after the 5 s receive timeout).
+  std::optional<Frame> Read() {
+    while (buffer_.size() < 9 || buffer_.size() < 9 + Length()) {
+      char chunk[4096];
+      const ssize_t n = read(fd_, chunk, sizeof(chunk));
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+    Frame f;
+    const size_t length = Length();
+    f.type = static_cast<uint8_t>(buffer_[3]);
+    f.flags = static_cast<uint8_t>(buffer_[4]);
+    f.stream_id = Be32(buffer_.data() + 5) & 0x7fffffff;
+    f.payload = buffer_.substr(9, length);
+    buffer_.erase(0, 9 + length);
+    return f;
+  }
+  // Reads until a GOAWAY (answering PINGs when `ack_pings`); the GOAWAY or nullopt at EOF.
+  std::optional<Frame> ReadUntilGoAway(bool ack_pings) {
+    while (std::optional<Frame> f = Read()) {
+      if (f->type == 0x7) return f;
+      if (ack_pings && f->type == 0x6 && (f->flags & 1) == 0) WriteFrame(0x6, 1, 0, f->payload);
+    }
+    return std::nullopt;
+  }
+  // True when the server closed the connection (EOF) within the receive timeout.
+  bool ReadsEof() {
+    while (std::optional<Frame> f = Read()) {
+    }
+    char c;
+    return read(fd_, &c, 1) == 0;
+  }
+
+  static uint32_t Be32(const char* p) {
+    const auto* u = reinterpret_cast<const uint8_t*>(p);
+    return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
+  }
+
+ private:
+  size_t Length() const {
+    const auto* u = reinterpret_cast<const uint8_t*>(buffer_.data());
+    return (size_t{u[0]} << 16) | (size_t{u[1]} << 8) | u[2];
+  }
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buffer_;
+};
+
+uint32_t GoAwayCode(const Frame& f) { return RawClient::Be32(f.payload.data() + 4); }
+std::string GoAwayDebug(const Frame& f) { return f.payload.substr(8); }
+
+class NoRouter final : public UnaryRouter {
+ public:
+  const UnaryMethod* Find(std::string_view) const override { return nullptr; }
+  void Call(const UnaryMethod&, std::unique_ptr<google::protobuf::Message>, const UnaryContext&,
+            UnaryDone done) override {
+    done(absl::InternalError("no"), nullptr);
+  }
+};
+
+class NoPlay final : public PlayService {
+ public:
+  std::shared_ptr<PlayConnection> Connect(std::string, std::string,
+                                          std::shared_ptr<ClientSink>) override {
+    return nullptr;
+  }
+};
+
+class RefusalMetrics final : public GatewayMetrics {
+ public:
+  void ConnectionOpened(std::string_view) override {}
+  void ConnectionClosed(std::string_view) override {}
+  void ConnectionRefused(std::string_view reason) override {
+    std::lock_guard<std::mutex> lock(mu);
+    refused.emplace_back(reason);
+  }
+  void MessageIn(std::string_view) override {}
+  void MessageOut(std::string_view) override {}
+  void SendQueueDrop(std::string_view) override {}
+  void RateLimited(std::string_view) override {}
+  void UpstreamCall(std::string_view, int, double) override {}
+  void Reconnect(std::string_view) override {}
+  std::vector<std::string> Refused() {
+    std::lock_guard<std::mutex> lock(mu);
+    return refused;
+  }
+  std::mutex mu;
+  std::vector<std::string> refused;  // guarded by mu
+};
+
+class H2FrontTest : public ::testing::Test {
+ protected:
+  void Start(H2FrontOptions options) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    front_ = std::make_unique<H2Front>(options, router_, play_, gate_, metrics_, server_metrics_);
+    ASSERT_TRUE(front_->Start().ok());
+  }
+  void TearDown() override {
+    if (front_ != nullptr) front_->Shutdown(absl::Now() + absl::Seconds(1));
+  }
+
+  auth::SigningKey key_ = auth::SigningKey::Generate("k1");
+  auth::TokenVerifier verifier_{*auth::VerifyKeys::Parse(key_.PublicText()), RealClock::Instance()};
+  TokenGate gate_{verifier_};
+  NoRouter router_;
+  NoPlay play_;
+  RefusalMetrics metrics_;
+  common::Metrics server_metrics_{"h2test"};
+  std::unique_ptr<H2Front> front_;
+};
+
+// The server's first frames: SETTINGS (and its window raise), nothing refused.
+bool Welcomed(RawClient& c) {
+  std::optional<Frame> f = c.Read();
+  return f.has_value() && f->type == 0x4 && (f->flags & 1) == 0;
+}
+
+TEST_F(H2FrontTest, ConnectionsFromOneAddressAreLimitedAtAccept) {
+  H2FrontOptions options;
+  options.connections_per_ip_max = 2;
+  Start(options);
+  auto a = std::make_unique<RawClient>(front_->port());
+  RawClient b(front_->port());
+  ASSERT_TRUE(Welcomed(*a));
+  ASSERT_TRUE(Welcomed(b));
+  RawClient third(front_->port());
+  std::optional<Frame> goaway = third.ReadUntilGoAway(false);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0xbu);  // ENHANCE_YOUR_CALM
+  EXPECT_EQ(GoAwayDebug(*goaway), "too many connections from your address");
+  EXPECT_TRUE(third.ReadsEof());
+  EXPECT_THAT(metrics_.Refused(), ElementsAre("grpc_conn_per_ip"));
+
+  // A gRPC client over the limit sees the call fail UNAVAILABLE.
+  auto stub =
+      cv1::CourtPiece::NewStub(common::CreateGrpcChannel(front_->LoopbackAddress(), nullptr));
+  grpc::ClientContext ctx;
+  common::SetTimeout(ctx, absl::Seconds(2));
+  cv1::Session session;
+  EXPECT_EQ(stub->GuestLogin(&ctx, cv1::GuestLoginRequest(), &session).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  // One closes: its slot is free again.
+  a->Close();
+  bool welcomed = false;
+  for (int i = 0; i < 100 && !welcomed; ++i) {
+    RawClient again(front_->port());
+    std::optional<Frame> f = again.Read();
+    welcomed = f.has_value() && f->type == 0x4;
+    if (welcomed) {
+      std::optional<Frame> next = again.Read();  // the window raise, not a GOAWAY
+      ASSERT_TRUE(next.has_value());
+      EXPECT_EQ(next->type, 0x8);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_TRUE(welcomed);
+}
+
+TEST_F(H2FrontTest, ConnectionsInAllAreLimitedAtAccept) {
+  H2FrontOptions options;
+  options.connections_max = 1;
+  Start(options);
+  RawClient first(front_->port());
+  ASSERT_TRUE(Welcomed(first));
+  RawClient second(front_->port());
+  std::optional<Frame> goaway = second.ReadUntilGoAway(false);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0xbu);
+  EXPECT_EQ(GoAwayDebug(*goaway), "the gateway is full: retry later");
+  EXPECT_TRUE(second.ReadsEof());
+  EXPECT_THAT(metrics_.Refused(), ElementsAre("grpc_conn_total"));
+}
+
+// A connection without a call for idle_timeout gets GOAWAY NO_ERROR "idle" and is closed,
+// though it answers every ping.
+TEST_F(H2FrontTest, AnIdleConnectionIsSentGoAwayAndClosed) {
+  H2FrontOptions options;
+  options.ping_interval = absl::Milliseconds(100);
+  options.ping_timeout = absl::Seconds(5);
+  options.idle_timeout = absl::Milliseconds(400);
+  Start(options);
+  RawClient c(front_->port());
+  c.Hello();
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Frame> goaway = c.ReadUntilGoAway(/*ack_pings=*/true);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0u);
+  EXPECT_EQ(GoAwayDebug(*goaway), "idle");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(400));
+  EXPECT_TRUE(c.ReadsEof());
+}
+
+// A client that stops answering our pings is cut after the timeout.
+TEST_F(H2FrontTest, AClientThatDoesNotAnswerPingsIsCut) {
+  H2FrontOptions options;
+  options.ping_interval = absl::Milliseconds(100);
+  options.ping_timeout = absl::Milliseconds(200);
+  Start(options);
+  RawClient c(front_->port());
+  c.Hello();
+  const auto start = std::chrono::steady_clock::now();
+  bool pinged = false;
+  std::optional<Frame> f;
+  while ((f = c.Read()).has_value()) {
+    if (f->type == 0x6 && (f->flags & 1) == 0) pinged = true;
+  }
+  EXPECT_TRUE(pinged);
+  // The reads ended at the server's close, not at the 5 s receive timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+// Pings more often than client_ping_min with nothing sent between: forgiven twice, then
+// GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the connection is closed.
+TEST_F(H2FrontTest, APingFloodGetsTooManyPings) {
+  H2FrontOptions options;
+  options.client_ping_min = absl::Seconds(5);
+  Start(options);
+  RawClient c(front_->port());
+  c.Hello();
+  for (int i = 0; i < 4; ++i) c.WriteFrame(0x6, 0, 0, std::string(8, static_cast<char>(i)));
+  int acks = 0;
+  std::optional<Frame> goaway;
+  while (std::optional<Frame> f = c.Read()) {
+    if (f->type == 0x6 && (f->flags & 1) != 0) ++acks;
+    if (f->type == 0x7) {
+      goaway = f;
+      break;
+    }
+  }
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0xbu);
+  EXPECT_EQ(GoAwayDebug(*goaway), "too_many_pings");
+  EXPECT_EQ(acks, 4);  // every ping is answered; the fourth is one too many
+  EXPECT_TRUE(c.ReadsEof());
+}
+
+TEST_F(H2FrontTest, NotHttp2IsAnsweredGoAwayProtocolError) {
+  Start({});
+  RawClient c(front_->port());
+  c.Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::optional<Frame> goaway = c.ReadUntilGoAway(false);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0x1u);
+  EXPECT_EQ(GoAwayDebug(*goaway), "not an HTTP/2 client preface");
+  EXPECT_TRUE(c.ReadsEof());
+}
+
+TEST_F(H2FrontTest, HealthIsServedForTheServerAndTheCourtPieceService) {
+  Start({});
+  auto channel = common::CreateGrpcChannel(front_->LoopbackAddress(), nullptr);
+  absl::StatusOr<bool> all = common::CheckHealth(*channel, "", absl::Seconds(2));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(*all);
+  absl::StatusOr<bool> service =
+      common::CheckHealth(*channel, "courtpiece.client.v1.CourtPiece", absl::Seconds(2));
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_TRUE(*service);
+  absl::StatusOr<bool> other = common::CheckHealth(*channel, "nope.Nope", absl::Seconds(2));
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(common::WaitServing(front_->LoopbackAddress(), absl::Seconds(2)));
+}
+
+TEST_F(H2FrontTest, AnUnknownServiceIsUnimplemented) {
+  Start({});
+  auto channel = common::CreateGrpcChannel(front_->LoopbackAddress(), nullptr);
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext ctx;
+  common::SetTimeout(ctx, absl::Seconds(2));
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<grpc::Status> status;
+  generic.UnaryCall(&ctx, "/other.Service/Method", grpc::StubOptions(), &request, &response,
+                    [&](grpc::Status s) {
+                      std::lock_guard<std::mutex> lock(mu);
+                      status = s;
+                      cv.notify_all();
+                    });
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return status.has_value(); }));
+  EXPECT_EQ(status->error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(status->error_message(), "unknown method /other.Service/Method");
+}
+
+}  // namespace
+}  // namespace courtpiece::gateway
