@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libhiredis-dev prometheus-cpp-dev libjemalloc2
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev nlohmann-json3-dev
-  libboost1.81-dev libsodium-dev libavformat-dev libavcodec-dev libavutil-dev
+  libboost1.81-dev libsodium-dev libavformat-dev libavcodec-dev libavutil-dev libnghttp2-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools
   docker-compose python3 curl procps ccache mold
   chromium fonts-dejavu-core

@@ -19,8 +19,13 @@
 //   COURTPIECE_GATEWAY_TOKEN_SKEW         clock skew allowed on expiry (default 30s; 0..5m)
 //   COURTPIECE_GATEWAY_WEB_ROOT           the web client's files       (default web/dist)
 //   COURTPIECE_GATEWAY_HTTP_THREADS       HTTP/WebSocket I/O threads   (default: cores)
-//   COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES   completion queues (a thread each) of the mobile
-//                                         Play streams (default 2, 1..64; grpc_front.h)
+//   COURTPIECE_GATEWAY_GRPC_FRONT         h2: the mobile front on our own HTTP/2 (h2_front.h,
+//                                         default); libgrpc: on libgrpc (grpc_front.h)
+//   COURTPIECE_GATEWAY_GRPC_THREADS       h2: the mobile front's I/O threads (default: cores)
+//   COURTPIECE_GATEWAY_GRPC_CONNECTIONS_MAX  h2: TCP connections at once (default 30000)
+//   COURTPIECE_GATEWAY_GRPC_CONNECTIONS_PER_IP_MAX  h2: of them from one address (default 256)
+//   COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES   libgrpc: completion queues (a thread each) of the
+//                                         mobile Play streams (default 2, 1..64)
 //   COURTPIECE_GATEWAY_GRPC_PING_INTERVAL the gRPC front pings every connection this often
 //                                         (default 30s; 1s..10m) and closes one that does
 //   COURTPIECE_GATEWAY_GRPC_PING_TIMEOUT  not answer within this (default 20s; 1s..5m)
@@ -70,6 +75,7 @@
 #include "courtpiece/storage/redis_client.h"
 #include "services/gateway/grpc_front.h"
 #include "services/gateway/grpc_table_dialer.h"
+#include "services/gateway/h2_front.h"
 #include "services/gateway/http_server.h"
 #include "services/gateway/mux_table_dialer.h"
 #include "services/gateway/play_session.h"
@@ -105,6 +111,10 @@ struct Config {
   PlaySessionOptions play;
   UnaryRelayOptions router;
   int lookup_threads = 0;
+  bool grpc_own_h2 = true;  // COURTPIECE_GATEWAY_GRPC_FRONT=h2
+  int grpc_threads = 2;
+  size_t grpc_connections_max = 30'000;
+  size_t grpc_connections_per_ip_max = 256;
   int grpc_play_queues = 2;  // COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES
   absl::Duration grpc_ping_interval;
   absl::Duration grpc_ping_timeout;
@@ -137,6 +147,26 @@ absl::Status ReadVerifyKeys(Config& c) {
   return absl::OkStatus();
 }
 
+// The mobile front, whichever COURTPIECE_GATEWAY_GRPC_FRONT chose.
+struct MobileFront {
+  std::unique_ptr<H2Front> h2;
+  std::unique_ptr<GrpcFront> libgrpc;
+  std::unique_ptr<common::GrpcServer> server;  // libgrpc's
+
+  int port() const { return h2 != nullptr ? h2->port() : server->port(); }
+  void EndPlayStreams(const absl::Status& status) {
+    if (h2 != nullptr) h2->EndPlayStreams(status);
+    if (libgrpc != nullptr) libgrpc->EndPlayStreams(status);
+  }
+  void Shutdown(absl::Time deadline) {
+    if (h2 != nullptr) h2->Shutdown(deadline);
+    if (server != nullptr) server->Shutdown(deadline);
+  }
+  int running_at_drain_end() const {
+    return h2 != nullptr ? h2->running_at_drain_end() : server->running_at_drain_end();
+  }
+};
+
 // A bounded setting (at most a day) in gRPC's int milliseconds.
 int Ms(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
 
@@ -166,6 +196,12 @@ absl::StatusOr<Config> ReadConfig() {
                               absl::ZeroDuration(), absl::Minutes(5));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.http.threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_HTTP_THREADS", cores, 1, 256));
+  c.grpc_own_h2 = env.OneOf("COURTPIECE_GATEWAY_GRPC_FRONT", "h2", {"h2", "libgrpc"}) == "h2";
+  c.grpc_threads = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_THREADS", cores, 1, 256));
+  c.grpc_connections_max =
+      static_cast<size_t>(env.Int("COURTPIECE_GATEWAY_GRPC_CONNECTIONS_MAX", 30000, 1, 1000000));
+  c.grpc_connections_per_ip_max = static_cast<size_t>(
+      env.Int("COURTPIECE_GATEWAY_GRPC_CONNECTIONS_PER_IP_MAX", 256, 1, 1000000));
   c.grpc_play_queues = static_cast<int>(env.Int("COURTPIECE_GATEWAY_GRPC_PLAY_QUEUES", 2, 1, 64));
   c.grpc_ping_interval = env.Duration("COURTPIECE_GATEWAY_GRPC_PING_INTERVAL", absl::Seconds(30),
                                       absl::Seconds(1), absl::Minutes(10));
@@ -274,23 +310,46 @@ int Run() {
   PlaySessionService ws_sessions(deps, ws_play);
 
   // --- the fronts -------------------------------------------------------------------------
-  GrpcFront grpc_front(*client_router, grpc_sessions, gate, gateway_metrics,
-                       {.play_streams_max = config->grpc_streams_max,
-                        .play_streams_per_ip_max = config->grpc_streams_per_ip_max});
-  absl::StatusOr<std::unique_ptr<common::GrpcServer>> server =
-      common::GrpcServer::Start({.listen_address = config->listen_address,
-                                 .max_receive_message_bytes = kVoiceBytesMax,
-                                 .max_send_message_bytes = kVoiceBytesMax,
-                                 .async_queues = config->grpc_play_queues,
-                                 .ping_interval_ms = Ms(config->grpc_ping_interval),
-                                 .ping_timeout_ms = Ms(config->grpc_ping_timeout),
-                                 .client_ping_interval_min_ms = Ms(config->grpc_client_ping_min),
-                                 .connection_idle_ms = Ms(config->grpc_idle_timeout),
-                                 .streams_per_connection_max = config->grpc_streams_per_connection},
-                                {&grpc_front}, **metrics);
-  if (!server.ok()) {
-    log.Error("gRPC server failed", {{"status", server.status()}});
-    return 1;
+  const GrpcFrontOptions grpc_options{.play_streams_max = config->grpc_streams_max,
+                                      .play_streams_per_ip_max = config->grpc_streams_per_ip_max};
+  MobileFront mobile;
+  if (config->grpc_own_h2) {
+    H2FrontOptions h2{
+        .threads = config->grpc_threads,
+        .grpc = grpc_options,
+        .connections_max = config->grpc_connections_max,
+        .connections_per_ip_max = config->grpc_connections_per_ip_max,
+        .streams_per_connection_max = static_cast<uint32_t>(config->grpc_streams_per_connection),
+        .ping_interval = config->grpc_ping_interval,
+        .ping_timeout = config->grpc_ping_timeout,
+        .client_ping_min = config->grpc_client_ping_min,
+        .idle_timeout = config->grpc_idle_timeout};
+    SplitHostPort(config->listen_address, &h2.host, &h2.port);
+    mobile.h2 = std::make_unique<H2Front>(h2, *client_router, grpc_sessions, gate, gateway_metrics,
+                                          **metrics);
+    if (absl::Status s = mobile.h2->Start(); !s.ok()) {
+      log.Error("gRPC front failed", {{"status", s}});
+      return 1;
+    }
+  } else {
+    mobile.libgrpc = std::make_unique<GrpcFront>(*client_router, grpc_sessions, gate,
+                                                 gateway_metrics, grpc_options);
+    absl::StatusOr<std::unique_ptr<common::GrpcServer>> server = common::GrpcServer::Start(
+        {.listen_address = config->listen_address,
+         .max_receive_message_bytes = kVoiceBytesMax,
+         .max_send_message_bytes = kVoiceBytesMax,
+         .async_queues = config->grpc_play_queues,
+         .ping_interval_ms = Ms(config->grpc_ping_interval),
+         .ping_timeout_ms = Ms(config->grpc_ping_timeout),
+         .client_ping_interval_min_ms = Ms(config->grpc_client_ping_min),
+         .connection_idle_ms = Ms(config->grpc_idle_timeout),
+         .streams_per_connection_max = config->grpc_streams_per_connection},
+        {mobile.libgrpc.get()}, **metrics);
+    if (!server.ok()) {
+      log.Error("gRPC server failed", {{"status", server.status()}});
+      return 1;
+    }
+    mobile.server = *std::move(server);
   }
   HttpServer http(config->http, client_router.get(), admin_router.get(), &ws_sessions, &gate,
                   &gateway_metrics);
@@ -303,7 +362,8 @@ int Run() {
     absl::StrAppend(&key_ids, key_ids.empty() ? "" : ",", kid);
   }
   log.Info("serving", {{"grpc_address", config->listen_address},
-                       {"grpc_port", (*server)->port()},
+                       {"grpc_port", mobile.port()},
+                       {"grpc_front", config->grpc_own_h2 ? "h2" : "libgrpc"},
                        {"http_address", config->http_address},
                        {"http_port", http.port()},
                        {"metrics_address", config->metrics_address},
@@ -318,8 +378,8 @@ int Run() {
   http.Drain();  // WebSockets: 1001 at once
   // Play streams would otherwise run on through the drain; UNAVAILABLE tells a mobile client
   // to dial again (another gateway, or this one restarted) and resume by seq at once.
-  grpc_front.EndPlayStreams(absl::UnavailableError("gateway shutting down: dial again"));
-  (*server)->Shutdown(start + kDrain);
+  mobile.EndPlayStreams(absl::UnavailableError("gateway shutting down: dial again"));
+  mobile.Shutdown(start + kDrain);
   http.Stop();
   // Unary calls still waiting on the lobby or moderation end now, before the fronts whose
   // connections their callbacks hold go (live_calls.h); the table dialer's streams end in its
@@ -327,7 +387,7 @@ int Run() {
   const int unary_cut = client_router->CancelAndWait(kUpstreamFinishWait) +
                         admin_router->CancelAndWait(kUpstreamFinishWait);
   log.Info("stopped", {{"shutdown_ms", absl::ToInt64Milliseconds(absl::Now() - start)},
-                       {"cancelled_at_drain_end", (*server)->running_at_drain_end()},
+                       {"cancelled_at_drain_end", mobile.running_at_drain_end()},
                        {"unary_calls_not_ended", unary_cut}});
   return 0;
 }

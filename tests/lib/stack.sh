@@ -15,7 +15,8 @@
 # STACK_TABLE_INSTANCES=2 set before stack_start, a second table instance runs beside the
 # first (same env, its own port and instance id: table2_port, table2_pid); unset or 1: one,
 # as before. stack_table_restart N starts instance N (1 or 2) again on its port after it
-# died (a new instance id; sets table_pid or table2_pid).
+# died (a new instance id; sets table_pid or table2_pid). STACK_GATEWAY_ENV: extra
+# space-separated assignments for the gateway (COURTPIECE_GATEWAY_GRPC_FRONT=libgrpc, say).
 stack_pids=()
 stack_work=""
 stack_table_env=()
@@ -134,6 +135,7 @@ stack_start() {
     COURTPIECE_GATEWAY_VERIFY_KEYS="$verify" COURTPIECE_GATEWAY_WEB_ROOT="$root/web/dist" \
     COURTPIECE_GATEWAY_CONNECTIONS_MAX=30000 COURTPIECE_GATEWAY_CONNECTIONS_PER_IP_MAX=30000 \
     COURTPIECE_GATEWAY_GRPC_STREAMS_PER_IP_MAX=30000 \
+    COURTPIECE_GATEWAY_GRPC_CONNECTIONS_PER_IP_MAX=30000 ${STACK_GATEWAY_ENV:-} \
     "$bin/courtpiece-gateway"
   gateway_pid=$started
   stack_wait_port "$gw_http_port"
