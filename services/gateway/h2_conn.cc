@@ -462,7 +462,7 @@ bool H2Conn::OnDataFrame(uint8_t flags, uint32_t stream_id, const char* p, size_
     if (!it->second->partial.empty() && !it->second->dropping) {
       // The client's side ended inside a message: gRPC's INTERNAL, not a half-close.
       it->second->dropping = true;
-      std::string().swap(it->second->partial);
+      DropPartial(*it->second);
       handler_.OnBadMessage(stream_id,
                             absl::InternalError("the stream ended in the middle of a message"));
       return true;
@@ -481,13 +481,14 @@ void H2Conn::StreamData(uint32_t stream_id, const char* p, size_t n) {
     if (s.partial.size() < 5) {
       const size_t take = std::min(n, 5 - s.partial.size());
       s.partial.append(p, take);
+      partial_bytes_ += take;
       p += take;
       n -= take;
       if (s.partial.size() < 5) return;
       s.message_length = Be32(s.partial.data() + 1);
       if ((s.partial[0] & 1) != 0) {
         s.dropping = true;
-        std::string().swap(s.partial);
+        DropPartial(s);
         handler_.OnBadMessage(
             stream_id, absl::UnimplementedError("compressed messages are not accepted: send "
                                                 "them uncompressed (grpc-encoding identity)"));
@@ -495,7 +496,7 @@ void H2Conn::StreamData(uint32_t stream_id, const char* p, size_t n) {
       }
       if (s.message_length > s.message_limit) {
         s.dropping = true;
-        std::string().swap(s.partial);
+        DropPartial(s);
         handler_.OnBadMessage(stream_id, absl::ResourceExhaustedError(absl::StrCat(
                                              "a message of ", s.message_length,
                                              " bytes is over the limit of ", s.message_limit)));
@@ -504,12 +505,21 @@ void H2Conn::StreamData(uint32_t stream_id, const char* p, size_t n) {
     }
     const size_t need = 5 + size_t{s.message_length} - s.partial.size();
     const size_t take = std::min(n, need);
+    if (take < need && partial_bytes_ + take > options_.partial_bytes_max) {
+      // Parts of messages held for all the streams: a client may not park megabytes here.
+      DropPartial(s);
+      s.dropping = true;
+      handler_.OnBadMessage(
+          stream_id, absl::ResourceExhaustedError("too much unfinished data on this connection"));
+      return;
+    }
     s.partial.append(p, take);
+    partial_bytes_ += take;
     p += take;
     n -= take;
     if (take < need) return;
     std::string message = s.partial.substr(5);
-    std::string().swap(s.partial);
+    DropPartial(s);
     handler_.OnMessage(stream_id, std::move(message));
   }
 }
@@ -536,14 +546,10 @@ bool H2Conn::OnSettingsFrame(uint8_t flags, uint32_t stream_id, const char* p, s
   if (stream_id != 0) return ConnectionError(kProtocolError, "SETTINGS on a stream");
   if ((flags & kAck) != 0) {
     if (n != 0) return ConnectionError(kFrameSizeError, "SETTINGS ACK with a payload");
-    if (!our_settings_acked_) {
-      our_settings_acked_ = true;
-      // From the client's next header block on, its encoder keeps no table (it must say so
-      // at the block's start).
-      if (nghttp2_hd_inflate_change_table_size(inflater_, 0) != 0) {
-        return ConnectionError(kInternalError, "header table");
-      }
-    }
+    // Our HEADER_TABLE_SIZE 0 is not enforced on the inflater: a client that honours it says
+    // so at the start of its next block (and keeps no table with us); one that does not is
+    // still decoded, within the 4,096 bytes every decoder allows (RFC 7541 4.2).
+    our_settings_acked_ = true;
     return true;
   }
   if (n % 6 != 0) return ConnectionError(kFrameSizeError, "SETTINGS of the wrong size");
@@ -722,8 +728,11 @@ void H2Conn::Ping(uint64_t opaque) {
 
 void H2Conn::GoAway(ErrorCode code, std::string_view debug) {
   if (dead_) return;
+  // A later GOAWAY may not name a higher stream than an earlier one (RFC 9113 6.8): streams
+  // refused after the first do not count.
+  if (!goaway_sent_) goaway_last_stream_id_ = last_stream_id_;
   WriteFrameHeader(8 + debug.size(), kGoAway, 0, 0);
-  PutBe32(out_, last_stream_id_);
+  PutBe32(out_, goaway_last_stream_id_);
   PutBe32(out_, code);
   out_.append(debug);
   goaway_sent_ = true;
@@ -733,6 +742,12 @@ void H2Conn::GoAway(ErrorCode code, std::string_view debug) {
   }
 }
 
+void H2Conn::Abort() {
+  if (dead_) return;
+  dead_ = true;
+  while (!streams_.empty()) EndStream(streams_.begin()->first, /*reset=*/true);
+}
+
 bool H2Conn::ConnectionError(ErrorCode code, std::string_view debug) {
   GoAway(code, debug);
   dead_ = true;
@@ -740,7 +755,13 @@ bool H2Conn::ConnectionError(ErrorCode code, std::string_view debug) {
   return false;
 }
 
+void H2Conn::DropPartial(Stream& s) {
+  partial_bytes_ -= s.partial.size();
+  std::string().swap(s.partial);
+}
+
 void H2Conn::EndStream(uint32_t stream_id, bool reset) {
+  if (auto it = streams_.find(stream_id); it != streams_.end()) DropPartial(*it->second);
   streams_.erase(stream_id);
   handler_.OnStreamGone(stream_id, reset);
 }

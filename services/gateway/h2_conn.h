@@ -2,15 +2,15 @@
 // PROTOCOL-HTTP2), as pure logic: bytes in (Feed), bytes out (TakeOutput), calls out
 // (H2Conn::Handler). No sockets, threads or clocks: h2_front.h drives it. It exists because
 // libgrpc 1.51 costs ~39 KB per idle phone and this costs a few (docs/gateway.md "The
-// mobile front").
+// mobile front on our own HTTP/2").
 //
 // What it does:
 //   - the preface and SETTINGS both ways (ours: MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE,
-//     MAX_HEADER_LIST_SIZE, HEADER_TABLE_SIZE 0: once the client has acknowledged, it keeps no
-//     header table of ours in memory); PING answered; GOAWAY;
+//     MAX_HEADER_LIST_SIZE, HEADER_TABLE_SIZE 0: a client that honours it keeps no header
+//     table with us; one that does not is still decoded); PING answered; GOAWAY;
 //   - request header blocks (HEADERS + CONTINUATION, HPACK decoded with libnghttp2's
-//     inflater), checked: :method POST, :path, content-type application/grpc*, no
-//     grpc-encoding other than identity;
+//     inflater), checked: :method POST, :path, content-type application/grpc*; a message
+//     with the compressed flag is refused (OnBadMessage UNIMPLEMENTED);
 //   - DATA split into gRPC messages (the 5-byte prefix), each at most the stream's limit;
 //   - flow control both ways (our windows refilled as the data is taken; what the client's
 //     windows do not admit waits in the stream);
@@ -80,6 +80,10 @@ struct ConnOptions {
   uint32_t header_block_bytes_max = 16 * 1024;     // encoded (MAX_HEADER_LIST_SIZE: 64 KiB decoded)
   size_t output_bytes_max = 4 * 1024 * 1024;       // produced and not yet taken
   uint32_t message_bytes_max_default = 16 * 1024;  // until SetMessageLimit
+  // Unfinished incoming messages held, all streams together: past it the stream whose data
+  // would pass it gets OnBadMessage RESOURCE_EXHAUSTED (our windows are refilled as data
+  // arrives, so they bound nothing by themselves).
+  size_t partial_bytes_max = 2 * 1024 * 1024;
 };
 
 // "5S", "100m", ... (gRPC's grpc-timeout: at most 8 digits and a unit H M S m u n) as
@@ -143,6 +147,9 @@ class H2Conn {
   // GOAWAY: no new streams after those already open (last_stream_id); `debug` is the
   // client's message. With an error code the connection is dead.
   void GoAway(ErrorCode code, std::string_view debug);
+  // The connection is dead at once: nothing more is read or written, every stream gone
+  // (OnStreamGone, reset). For a front that closes the socket itself.
+  void Abort();
   bool goaway_sent() const { return goaway_sent_; }
   bool peer_goaway() const { return peer_goaway_; }
 
@@ -166,6 +173,7 @@ class H2Conn {
   void WriteHeaders(uint32_t stream_id, const std::string& block, bool end_stream);
   void Consumed(Stream* s, uint32_t stream_id, size_t bytes);
   void CheckOutputBound();
+  void DropPartial(Stream& s);
 
   Handler& handler_;
   const ConnOptions options_;
@@ -176,6 +184,8 @@ class H2Conn {
   bool got_settings_ = false;  // the client's first frame
   bool dead_ = false;
   bool goaway_sent_ = false;
+  uint32_t goaway_last_stream_id_ = 0;  // as the first GOAWAY named it
+  size_t partial_bytes_ = 0;            // the streams' `partial`, together
   bool peer_goaway_ = false;
   bool our_settings_acked_ = false;
   bool table_size_update_sent_ = false;  // our header blocks' first: "table size 0"

@@ -1247,13 +1247,20 @@ TEST_F(H2ConnTest, TableSizeUpdateBeforeTheAckIsFineToo) {
   }
 }
 
-TEST_F(H2ConnTest, AfterOurSettingsAckAClientMustDropItsTable) {
+// Our HEADER_TABLE_SIZE 0 is a request, not enforced: a client that ignores it (its blocks
+// keep using the table it built, with no size update) is still decoded.
+TEST_F(H2ConnTest, AClientThatKeepsItsTableAfterOurSettingsIsStillDecoded) {
   Open();
   const HeaderList request = GrpcRequest();
   ASSERT_TRUE(Feed(client_.Headers(1, request, true)));
   ASSERT_TRUE(Feed(Client::SettingsAck()));
-  // This client ignored our HEADER_TABLE_SIZE: its block has no table size update.
-  ExpectConnectionError(client_.Headers(3, request, true), kCompressionError, 1);
+  rec_.Take();
+  const std::string second = client_.Headers(3, request, true);
+  ASSERT_TRUE(Feed(second));
+  EXPECT_FALSE(conn_->dead());
+  const std::vector<std::string> events = rec_.Take();
+  ASSERT_FALSE(events.empty());
+  EXPECT_THAT(events[0], ::testing::StartsWith("request 3 "));
 }
 
 // A client that asks for no table of ours (its SETTINGS_HEADER_TABLE_SIZE 0) decodes our
@@ -1304,6 +1311,62 @@ TEST_F(H2ConnTest, GoAwayNoErrorLetsOpenStreamsFinishAndRefusesNewOnes) {
               ElementsAre("HEADERS s=1 f=4", "DATA s=1 f=0 n=8", "HEADERS s=1 f=5"));
   EXPECT_THAT(rec_.Take(), ElementsAre("message 1 still", "half-close 1", "gone 1 done"));
   EXPECT_EQ(conn_->open_streams(), 1u);
+}
+
+// A second GOAWAY never names a higher stream than the first (RFC 9113 6.8), though streams
+// were refused after it.
+TEST_F(H2ConnTest, ASecondGoAwayKeepsTheFirstsLastStream) {
+  Open();
+  Call(1);
+  rec_.Take();
+  conn_->GoAway(kNoError, "draining");
+  EXPECT_THAT(Describe(Out()), ElementsAre("GOAWAY last=1 code=0"));
+  ASSERT_TRUE(Feed(client_.Headers(3, GrpcRequest(), true)));
+  EXPECT_THAT(Describe(Out()), ElementsAre("RST_STREAM s=3 code=7"));
+  conn_->GoAway(kEnhanceYourCalm, "too_many_pings");
+  EXPECT_THAT(Describe(Out()), ElementsAre("GOAWAY last=1 code=11"));
+  EXPECT_THAT(rec_.Take(), ElementsAre("gone 1 reset"));
+}
+
+// Unfinished messages held for all streams together are bounded: the stream whose data would
+// pass the bound is refused RESOURCE_EXHAUSTED; the others keep theirs, and the bytes of a
+// stream that ends are counted out.
+TEST_F(H2ConnTest, UnfinishedMessagesAreBoundedPerConnection) {
+  ConnOptions options;
+  options.partial_bytes_max = 1000;
+  Open(options);
+  Call(1);
+  Call(3);
+  Call(5);
+  conn_->SetMessageLimit(1, 4000);
+  conn_->SetMessageLimit(3, 4000);
+  conn_->SetMessageLimit(5, 4000);
+  rec_.Take();
+  const std::string big = Client::Grpc(std::string(3000, 'x'));
+  ASSERT_TRUE(Feed(Client::Data(1, big.substr(0, 600))));
+  EXPECT_THAT(rec_.Take(), IsEmpty());
+  ASSERT_TRUE(Feed(Client::Data(3, big.substr(0, 600))));  // 1,200 held: over
+  EXPECT_THAT(rec_.Take(), ElementsAre("bad 3 RESOURCE_EXHAUSTED"));
+  EXPECT_EQ(rec_.bad_statuses.back().message(), "too much unfinished data on this connection");
+  // Stream 1 ends: its 600 bytes are let go, and 5 may hold as much.
+  ASSERT_TRUE(Feed(Client::RstStream(1, kCancel)));
+  ASSERT_TRUE(Feed(Client::Data(5, big.substr(0, 900))));
+  EXPECT_THAT(rec_.Take(), ElementsAre("gone 1 reset"));
+  // A whole message in one piece is never held.
+  ASSERT_TRUE(Feed(Client::Data(5, big.substr(900))));
+  EXPECT_THAT(rec_.Take(), ElementsAre("message 5 (3000 bytes)"));
+}
+
+TEST_F(H2ConnTest, AbortEndsEveryStreamAndStopsReading) {
+  Open();
+  Call(1);
+  rec_.Take();
+  conn_->Abort();
+  EXPECT_TRUE(conn_->dead());
+  EXPECT_THAT(rec_.Take(), ElementsAre("gone 1 reset"));
+  EXPECT_THAT(Out(), IsEmpty());
+  EXPECT_FALSE(Feed(client_.Headers(3, GrpcRequest(), true)));
+  EXPECT_THAT(rec_.Take(), IsEmpty());
 }
 
 TEST_F(H2ConnTest, GoAwayWithAnErrorEndsEverything) {

@@ -40,6 +40,11 @@ constexpr absl::Duration kCloseTimeout = absl::Seconds(2);
 // Client pings more often than client_ping_min with nothing sent between: this many are
 // forgiven (gRPC's max_ping_strikes).
 constexpr int kPingStrikesMax = 2;
+// Unary requests received and not yet handed on, a connection's calls together.
+constexpr size_t kHeldRequestBytesMax = 2 * 1024 * 1024;
+// New streams a connection may open per second (a stream costs a token check, and a Play
+// stream an owner lookup: a client opening and resetting streams in a loop is sent away).
+constexpr int kNewStreamsPerSecondMax = 200;
 
 std::chrono::nanoseconds Chrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
 
@@ -144,7 +149,7 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
     ++shared_.live_sessions;
   }
   ~H2Session() override {
-    Close();  // a session dropped with the io_context: its calls still end once
+    Close(/*graceful=*/false);  // a session dropped with the io_context: its calls end once
     --shared_.live_sessions;
   }
 
@@ -160,8 +165,13 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
       self->Pump();
     });
   }
+  // From any thread: closes after what is queued (gracefully, as Pump does).
   void CloseSoon() {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->Close(); });
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->closed_) return;
+      self->CloseAfterWrite();
+      self->Pump();
+    });
   }
   // On the strand: moves what `stream_id`'s sink queued into the connection.
   void DrainSink(uint32_t stream_id);
@@ -181,8 +191,11 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
     std::shared_ptr<PlayConnection> conn;
     std::unique_ptr<ConnLimiter::Ticket> ticket;
     uint64_t set_id = 0;
-    bool opened = false;  // counted as a connection
-    bool gone = false;    // the relay was told
+    bool opened = false;                 // counted as a connection
+    bool gone = false;                   // the relay was told
+    bool dispatched = false;             // unary: handed to the router (or answered)
+    SteadyTime finishing_since{};        // trailers queued behind data
+    std::optional<SteadyTime> deadline;  // the client's grpc-timeout
   };
 
   void Begin();
@@ -190,9 +203,15 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
   void OnReadable(const boost::system::error_code& ec);
   void Pump();
   void OnWritten(const boost::system::error_code& ec);
-  void Close();
+  // Ends the session: every call ends (reset), the slot is let go. `graceful`: our FIN after
+  // what was written, then the client's bytes are read and dropped until it closes (at most
+  // kCloseTimeout): closing with unread bytes would send RST, and the client could lose our
+  // last frames. Otherwise the socket is cut at once.
+  void Close(bool graceful = false);
+  void CutSocket();
   void ArmTimer(absl::Duration after);
   void OnTimer();
+  void SweepCalls();
   void MaybeCloseWhenIdle();
   void CloseAfterWrite();
 
@@ -228,7 +247,13 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
   std::map<uint32_t, std::unique_ptr<Call>> calls_;
   std::string writing_;  // the bytes being written
   bool write_in_flight_ = false;
-  bool closed_ = false;
+  bool read_waiting_ = false;
+  bool closed_ = false;         // the session's calls are over
+  bool lingering_ = false;      // closed, our FIN sent, reading until the client's
+  bool socket_closed_ = false;  // the socket is closed
+  size_t held_request_bytes_ = 0;
+  SteadyTime streams_window_start_{};
+  int streams_in_window_ = 0;
   bool close_after_write_ = false;
   bool sinks_waiting_ = false;  // a Play sink kept messages back (output or window full)
   uint64_t timer_generation_ = 0;
@@ -341,20 +366,36 @@ void H2Session::Begin() {
 }
 
 void H2Session::WaitReadable() {
-  if (closed_) return;
+  if (socket_closed_ || read_waiting_) return;
+  read_waiting_ = true;
   socket_.async_wait(
       tcp::socket::wait_read,
       [self = shared_from_this()](const boost::system::error_code& ec) { self->OnReadable(ec); });
 }
 
 void H2Session::OnReadable(const boost::system::error_code& ec) {
+  read_waiting_ = false;
+  if (socket_closed_) return;
+  // One buffer per I/O thread: an idle connection holds none.
+  thread_local char buffer[kReadChunkBytes];
+  if (lingering_) {  // dropped: we only wait for the client's end
+    for (int i = 0; i < kReadsPerWakeMax; ++i) {
+      boost::system::error_code read_ec;
+      const size_t n = socket_.read_some(asio::buffer(buffer), read_ec);
+      if (read_ec == asio::error::would_block || read_ec == asio::error::try_again) break;
+      if (read_ec || n == 0) {
+        CutSocket();
+        return;
+      }
+    }
+    WaitReadable();
+    return;
+  }
   if (closed_) return;
   if (ec) {
     Close();
     return;
   }
-  // One buffer per I/O thread: an idle connection holds none.
-  thread_local char buffer[kReadChunkBytes];
   for (int i = 0; i < kReadsPerWakeMax; ++i) {
     boost::system::error_code read_ec;
     const size_t n = socket_.read_some(asio::buffer(buffer), read_ec);
@@ -377,7 +418,7 @@ void H2Session::OnReadable(const boost::system::error_code& ec) {
 void H2Session::Pump() {
   if (closed_ || write_in_flight_) return;
   if (conn_.output_size() == 0) {
-    if (close_after_write_ || conn_.dead()) Close();
+    if (close_after_write_ || conn_.dead()) Close(/*graceful=*/true);
     return;
   }
   writing_ = conn_.TakeOutput();
@@ -391,7 +432,7 @@ void H2Session::Pump() {
 void H2Session::OnWritten(const boost::system::error_code& ec) {
   write_in_flight_ = false;
   std::string().swap(writing_);
-  if (closed_) return;
+  if (closed_ || socket_closed_) return;
   if (ec) {
     Close();
     return;
@@ -416,34 +457,62 @@ void H2Session::MaybeCloseWhenIdle() {
   if (calls_.empty() && (conn_.goaway_sent() || conn_.peer_goaway())) CloseAfterWrite();
 }
 
-void H2Session::Close() {
-  if (closed_) return;
+void H2Session::Close(bool graceful) {
+  if (closed_) {
+    if (!graceful) CutSocket();
+    return;
+  }
   closed_ = true;
+  conn_.Abort();  // nothing more is read from it: its streams end (EndCall) here
+  while (!calls_.empty()) EndCall(calls_.begin()->first, /*reset=*/true);
+  ticket_.reset();
+  {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    shared_.sessions.erase(id_);
+  }
+  if (!graceful || write_in_flight_ || socket_closed_) {
+    CutSocket();
+    return;
+  }
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  lingering_ = true;
+  ArmTimer(kCloseTimeout);
+  WaitReadable();
+}
+
+void H2Session::CutSocket() {
+  if (socket_closed_) return;
+  socket_closed_ = true;
+  lingering_ = false;
   boost::system::error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   timer_.cancel();
-  while (!calls_.empty()) EndCall(calls_.begin()->first, /*reset=*/true);
-  ticket_.reset();
-  std::lock_guard<std::mutex> lock(shared_.mu);
-  shared_.sessions.erase(id_);
 }
 
 void H2Session::ArmTimer(absl::Duration after) {
   const uint64_t generation = ++timer_generation_;
   timer_.expires_after(Chrono(after));
   timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code& ec) {
-    if (ec || generation != self->timer_generation_ || self->closed_) return;
+    if (ec || generation != self->timer_generation_ || self->socket_closed_) return;
     self->OnTimer();
   });
 }
 
 void H2Session::OnTimer() {
+  if (lingering_) {  // the client did not close in time
+    CutSocket();
+    return;
+  }
+  if (closed_) return;
   if (close_after_write_ || ping_outstanding_) {
     // The close's time is up, or the client did not answer our ping: it is gone.
     Close();
     return;
   }
+  SweepCalls();
+  if (closed_) return;
   const H2FrontOptions& o = shared_.options;
   if (calls_.empty() && std::chrono::steady_clock::now() - idle_since_ >= Chrono(o.idle_timeout)) {
     conn_.GoAway(h2::kNoError, "idle");
@@ -454,6 +523,36 @@ void H2Session::OnTimer() {
   conn_.Ping(++pings_sent_);
   ping_outstanding_ = true;
   ArmTimer(o.ping_timeout);
+  Pump();
+}
+
+void H2Session::SweepCalls() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  std::vector<uint32_t> ids;
+  ids.reserve(calls_.size());
+  for (const auto& [id, call] : calls_) ids.push_back(id);
+  for (const uint32_t id : ids) {
+    Call* call = Find(id);
+    if (call == nullptr) continue;
+    if (call->finishing_since != SteadyTime{}) {
+      if (now - call->finishing_since >= Chrono(shared_.options.finish_timeout)) {
+        conn_.ResetStream(id, h2::kCancel);
+      }
+      continue;
+    }
+    const bool unary = call->kind == Call::Kind::kUnary || call->kind == Call::Kind::kHealth;
+    if (unary && !call->dispatched &&
+        now - call->start >= Chrono(shared_.options.request_timeout)) {
+      Answer(id, absl::DeadlineExceededError("the request did not arrive in time"));
+    } else if (call->deadline.has_value() && now >= *call->deadline) {
+      if (call->kind == Call::Kind::kPlay && call->sink != nullptr) {
+        ClientGone(*call);
+        call->sink->Finish(absl::DeadlineExceededError("deadline exceeded"));
+      } else if (!call->dispatched) {
+        Answer(id, absl::DeadlineExceededError("deadline exceeded"));
+      }
+    }
+  }
   Pump();
 }
 
@@ -477,8 +576,22 @@ void H2Session::OnPing() {
 }
 
 void H2Session::OnRequest(uint32_t stream_id, const h2::Request& request) {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  if (now - streams_window_start_ >= std::chrono::seconds(1)) {
+    streams_window_start_ = now;
+    streams_in_window_ = 0;
+  }
+  if (++streams_in_window_ > kNewStreamsPerSecondMax) {
+    conn_.GoAway(h2::kEnhanceYourCalm, "too many new streams");  // ends this stream too
+    CloseAfterWrite();
+    return;
+  }
   auto call = std::make_unique<Call>();
-  call->start = std::chrono::steady_clock::now();
+  call->start = now;
+  if (!request.timeout.empty()) {
+    const int64_t nanos = h2::ParseGrpcTimeoutNanos(request.timeout);
+    if (nanos >= 0) call->deadline = now + std::chrono::nanoseconds(nanos);
+  }
   call->label = common::MethodLabel(request.path.c_str());
   Call& c = *call;
   calls_.emplace(stream_id, std::move(call));
@@ -562,6 +675,12 @@ void H2Session::OnMessage(uint32_t stream_id, std::string message) {
         Answer(stream_id, absl::InternalError("a unary call with more than one request"));
         return;
       }
+      if (held_request_bytes_ + message.size() > kHeldRequestBytesMax) {
+        Answer(stream_id,
+               absl::ResourceExhaustedError("too much request data waiting on this connection"));
+        return;
+      }
+      held_request_bytes_ += message.size();
       call->request = std::move(message);
       return;
     case Call::Kind::kRefused:
@@ -634,7 +753,9 @@ void H2Session::StartUnary(uint32_t stream_id) {
                           absl::StrCat("the request is not a ", request->GetDescriptor()->name())));
     return;
   }
+  held_request_bytes_ -= call.request.size();
   std::string().swap(call.request);
+  call.dispatched = true;
   shared_.router.Call(
       *call.method, std::move(request), call.ctx,
       // Holds no strand (the router may keep it past the front): the session's, if alive.
@@ -667,8 +788,12 @@ void H2Session::Answer(uint32_t stream_id, const absl::Status& status) {
   Call* call = Find(stream_id);
   if (call == nullptr) return;
   call->code = status.code();
+  call->dispatched = true;
   sent_since_client_ping_ = true;
   conn_.SendTrailers(stream_id, status);  // may end the call at once (EndCall)
+  if (Call* waiting = Find(stream_id); waiting != nullptr) {
+    waiting->finishing_since = std::chrono::steady_clock::now();  // behind unsent data
+  }
 }
 
 void H2Session::DrainSink(uint32_t stream_id) {
@@ -704,6 +829,7 @@ void H2Session::EndCall(uint32_t stream_id, bool reset) {
   if (it == calls_.end()) return;
   std::unique_ptr<Call> call = std::move(it->second);
   calls_.erase(it);
+  held_request_bytes_ -= call->request.size();
   if (call->sink != nullptr) call->sink->End();
   if (call->set_id != 0) shared_.streams.Remove(call->set_id);
   ClientGone(*call);
@@ -853,12 +979,10 @@ void H2Front::Shutdown(absl::Time deadline) {
   }
   running_at_drain_end_ = shared.open_calls.load();
   each_session([](H2Session& s) { s.CloseSoon(); });
-  const absl::Time close_until = absl::Now() + absl::Seconds(1);
-  while (absl::Now() < close_until) {
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      if (shared.sessions.empty()) break;
-    }
+  // Every session closed (its calls ended), then gone: a closing one waits at most
+  // kCloseTimeout for its client to read our last frames and close.
+  const absl::Time close_until = absl::Now() + kCloseTimeout + absl::Milliseconds(500);
+  while (absl::Now() < close_until && shared.live_sessions.load() > 0) {
     absl::SleepFor(absl::Milliseconds(2));
   }
   {

@@ -1,5 +1,6 @@
 // The mobile front on our own HTTP/2 (h2_conn.h) instead of libgrpc: client.proto's CourtPiece
-// for gRPC clients, on Asio, in a few KB per idle phone (docs/gateway.md "The mobile front").
+// for gRPC clients, on Asio, in a few KB per idle phone (docs/gateway.md "The mobile front on
+// our own HTTP/2").
 // It serves what GrpcFront (grpc_front.h) serves, with the same contract: unary methods through
 // the UnaryRouter, Play through the TokenGate and the PlayService, the same limits, statuses and
 // metrics; and grpc.health.v1.Health/Check ("" and "courtpiece.client.v1.CourtPiece":
@@ -15,7 +16,12 @@
 //     "too_many_pings" (gRPC clients then ping less). A connection without a call for
 //     idle_timeout gets GOAWAY NO_ERROR and is closed;
 //   - a connection that reads nothing while its output grows past h2::ConnOptions'
-//     output_bytes_max is cut.
+//     output_bytes_max is cut; one opening more than 200 streams in a second gets GOAWAY
+//     ENHANCE_YOUR_CALM "too many new streams"; unary requests waiting for their end hold at
+//     most 2 MiB per connection (past it RESOURCE_EXHAUSTED), unfinished messages 2 MiB
+//     (h2::ConnOptions::partial_bytes_max);
+//   - closing, it sends what is queued, then FIN, and reads until the client closes (at most
+//     2 s), so that the client gets the last frames rather than a reset.
 //
 // Contract: Start binds (port 0: any; port() reports it) and runs `threads` I/O threads.
 // EndPlayStreams(status) ends every Play stream open now (after what is queued).
@@ -61,6 +67,13 @@ struct H2FrontOptions {
   absl::Duration ping_timeout = absl::Seconds(20);
   absl::Duration client_ping_min = absl::Seconds(5);
   absl::Duration idle_timeout = absl::Minutes(5);
+  // Checked at each ping (so within a ping interval after): a call whose end waits behind
+  // data the client's windows do not admit is reset CANCEL after finish_timeout (a slow
+  // reader is closed whatever the client does); a unary call whose request has not all
+  // arrived after request_timeout is answered DEADLINE_EXCEEDED; a call past its client's
+  // grpc-timeout ends DEADLINE_EXCEEDED.
+  absl::Duration finish_timeout = absl::Seconds(10);
+  absl::Duration request_timeout = absl::Seconds(30);
 };
 
 class H2Front {

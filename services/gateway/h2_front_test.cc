@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -132,6 +133,48 @@ class RawClient {
 uint32_t GoAwayCode(const Frame& f) { return RawClient::Be32(f.payload.data() + 4); }
 std::string GoAwayDebug(const Frame& f) { return f.payload.substr(8); }
 
+// HPACK by hand (no Huffman, nothing indexed): enough for a request.
+void PutInt(std::string& out, uint8_t first, int prefix_bits, size_t value) {
+  const size_t max_prefix = (size_t{1} << prefix_bits) - 1;
+  if (value < max_prefix) {
+    out.push_back(static_cast<char>(first | value));
+    return;
+  }
+  out.push_back(static_cast<char>(first | max_prefix));
+  for (value -= max_prefix; value >= 128; value /= 128) {
+    out.push_back(static_cast<char>(value % 128 + 128));
+  }
+  out.push_back(static_cast<char>(value));
+}
+void PutField(std::string& out, std::string_view name, std::string_view value) {
+  out.push_back('\0');  // literal without indexing, new name
+  PutInt(out, 0, 7, name.size());
+  out.append(name);
+  PutInt(out, 0, 7, value.size());
+  out.append(value);
+}
+// A gRPC request's header block for `path`, with `authorization` when given.
+std::string RequestBlock(std::string_view path, std::string_view authorization = "") {
+  std::string block;
+  block.push_back(static_cast<char>(0x83));  // :method POST
+  block.push_back(static_cast<char>(0x86));  // :scheme http
+  PutField(block, ":path", path);
+  PutField(block, ":authority", "x");
+  PutField(block, "content-type", "application/grpc");
+  PutField(block, "te", "trailers");
+  if (!authorization.empty()) PutField(block, "authorization", authorization);
+  return block;
+}
+// The status in a trailers-only or trailers HEADERS frame we sent (our encoder: literals only).
+std::string GrpcStatusIn(const Frame& f) {
+  const size_t at = f.payload.find("grpc-status");
+  if (at == std::string::npos) return "";
+  const size_t length = static_cast<uint8_t>(f.payload[at + 11]);
+  return f.payload.substr(at + 12, length);
+}
+constexpr uint8_t kEndStream = 0x1;
+constexpr uint8_t kEndHeaders = 0x4;
+
 class NoRouter final : public UnaryRouter {
  public:
   const UnaryMethod* Find(std::string_view) const override { return nullptr; }
@@ -141,12 +184,31 @@ class NoRouter final : public UnaryRouter {
   }
 };
 
-class NoPlay final : public PlayService {
+// Keeps every connection's sink; tells how many clients went away.
+class KeepPlay final : public PlayService {
  public:
+  class Conn final : public PlayConnection {
+   public:
+    explicit Conn(KeepPlay& play) : play_(play) {}
+    void OnClientMessage(cv1::PlayRequest) override {}
+    void OnClientGone() override { ++play_.gone; }
+
+   private:
+    KeepPlay& play_;
+  };
   std::shared_ptr<PlayConnection> Connect(std::string, std::string,
-                                          std::shared_ptr<ClientSink>) override {
-    return nullptr;
+                                          std::shared_ptr<ClientSink> sink) override {
+    std::lock_guard<std::mutex> lock(mu);
+    sinks.push_back(std::move(sink));
+    return std::make_shared<Conn>(*this);
   }
+  std::shared_ptr<ClientSink> Last() {
+    std::lock_guard<std::mutex> lock(mu);
+    return sinks.empty() ? nullptr : sinks.back();
+  }
+  std::mutex mu;
+  std::vector<std::shared_ptr<ClientSink>> sinks;  // guarded by mu
+  std::atomic<int> gone{0};
 };
 
 class RefusalMetrics final : public GatewayMetrics {
@@ -187,7 +249,7 @@ class H2FrontTest : public ::testing::Test {
   auth::TokenVerifier verifier_{*auth::VerifyKeys::Parse(key_.PublicText()), RealClock::Instance()};
   TokenGate gate_{verifier_};
   NoRouter router_;
-  NoPlay play_;
+  KeepPlay play_;
   RefusalMetrics metrics_;
   common::Metrics server_metrics_{"h2test"};
   std::unique_ptr<H2Front> front_;
@@ -328,6 +390,102 @@ TEST_F(H2FrontTest, NotHttp2IsAnsweredGoAwayProtocolError) {
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(GoAwayCode(*goaway), 0x1u);
   EXPECT_EQ(GoAwayDebug(*goaway), "not an HTTP/2 client preface");
+  EXPECT_TRUE(c.ReadsEof());
+}
+
+// A client whose windows admit nothing: the relay's messages fill the sink ("slow reader"),
+// whose end waits behind the data; the front resets the stream CANCEL after finish_timeout,
+// and the relay hears the client gone.
+TEST_F(H2FrontTest, ASlowReaderWithClosedWindowsIsResetAfterTheFinishTimeout) {
+  H2FrontOptions options;
+  options.ping_interval = absl::Milliseconds(100);
+  options.finish_timeout = absl::Milliseconds(300);
+  options.grpc.send_queue_max = 4;
+  Start(options);
+  RawClient c(front_->port());
+  c.Write(kPreface);
+  c.WriteFrame(0x4, 0, 0, std::string("\x00\x04\x00\x00\x00\x00", 6));  // window 0
+  auth::TokenSigner signer(key_, RealClock::Instance());
+  c.WriteFrame(0x1, kEndHeaders, 1,
+               RequestBlock("/courtpiece.client.v1.CourtPiece/Play",
+                            "Bearer " + signer.Sign("p1", auth::Role::kPlayer, absl::Minutes(5))));
+  std::shared_ptr<ClientSink> sink;
+  for (int i = 0; i < 500 && (sink = play_.Last()) == nullptr; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(sink, nullptr);
+  cv1::PlayResponse event;
+  event.mutable_event()->set_detail(std::string(100, 'e'));
+  // Two reach the connection, where the closed window holds them...
+  ASSERT_TRUE(sink->Send(event));
+  ASSERT_TRUE(sink->Send(event));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // ...then the queue fills: slow reader, whose end waits behind those two.
+  int accepted = 0;
+  for (int i = 0; i < 100 && sink->Send(event); ++i) ++accepted;
+  EXPECT_LT(accepted, 100);
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Frame> reset;
+  while (std::optional<Frame> f = c.Read()) {
+    if (f->type == 0x6 && (f->flags & 1) == 0) c.WriteFrame(0x6, 1, 0, f->payload);
+    if (f->type == 0x3) {
+      reset = f;
+      break;
+    }
+  }
+  ASSERT_TRUE(reset.has_value());
+  EXPECT_EQ(reset->stream_id, 1u);
+  EXPECT_EQ(RawClient::Be32(reset->payload.data()), 0x8u);  // CANCEL
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  EXPECT_EQ(play_.gone.load(), 1);
+  EXPECT_EQ(front_->open_play_streams(), 0u);
+}
+
+// A unary call whose request never ends is answered DEADLINE_EXCEEDED after request_timeout.
+TEST_F(H2FrontTest, AUnaryRequestThatNeverEndsIsAnsweredDeadlineExceeded) {
+  H2FrontOptions options;
+  options.ping_interval = absl::Milliseconds(100);
+  options.request_timeout = absl::Milliseconds(300);
+  Start(options);
+  RawClient c(front_->port());
+  c.Hello();
+  c.WriteFrame(0x1, kEndHeaders, 1, RequestBlock("/grpc.health.v1.Health/Check"));
+  std::optional<Frame> answer;
+  while (std::optional<Frame> f = c.Read()) {
+    if (f->type == 0x6 && (f->flags & 1) == 0) c.WriteFrame(0x6, 1, 0, f->payload);
+    if (f->type == 0x1 && f->stream_id == 1) {
+      answer = f;
+      break;
+    }
+  }
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->flags & kEndStream, kEndStream);  // trailers-only
+  EXPECT_EQ(GrpcStatusIn(*answer), "4");              // DEADLINE_EXCEEDED
+}
+
+// More than 200 new streams in a second: GOAWAY ENHANCE_YOUR_CALM "too many new streams".
+TEST_F(H2FrontTest, AStreamFloodIsSentAway) {
+  Start({});
+  RawClient c(front_->port());
+  c.Hello();
+  const std::string block = RequestBlock("/grpc.health.v1.Health/Check");
+  std::string burst;
+  for (uint32_t id = 1; id <= 2 * 202; id += 2) {
+    c.WriteFrame(0x1, kEndHeaders | kEndStream, id, block);
+  }
+  int answered = 0;
+  std::optional<Frame> goaway;
+  while (std::optional<Frame> f = c.Read()) {
+    if (f->type == 0x1) ++answered;
+    if (f->type == 0x7) {
+      goaway = f;
+      break;
+    }
+  }
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(GoAwayCode(*goaway), 0xbu);
+  EXPECT_EQ(GoAwayDebug(*goaway), "too many new streams");
+  EXPECT_EQ(answered, 200);  // each answered INTERNAL (no request message) before
   EXPECT_TRUE(c.ReadsEof());
 }
 

@@ -147,6 +147,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.header_block_bytes_max = 2048;
   options.output_bytes_max = size % 4 == 0 ? 2048 : 64 * 1024;
   options.message_bytes_max_default = 1024;
+  options.partial_bytes_max = size % 3 == 0 ? 1500 : 2 * 1024 * 1024;
   options.connection_window_bytes = 65535;
   Responder responder;
   OutputCheck check;
