@@ -34,7 +34,7 @@ class GatewayMetrics {
   virtual void Reconnect(std::string_view outcome) = 0;
 };
 
-class NullGatewayMetrics final : public GatewayMetrics {
+class NullGatewayMetrics : public GatewayMetrics {
  public:
   void ConnectionOpened(std::string_view) override {}
   void ConnectionClosed(std::string_view) override {}

@@ -51,7 +51,22 @@ void PutBe32(std::string& out, uint32_t v) {
   out.push_back(static_cast<char>(v));
 }
 
-// HPACK (RFC 7541 5.1) integer with an n-bit prefix; `first` holds the pattern bits.
+void PutResponseHeaders(std::string& out) {
+  out.push_back(static_cast<char>(0x88));  // :status 200, static table index 8
+  PutHpackLiteral(out, "content-type", "application/grpc");
+}
+
+void PutStatus(std::string& out, const absl::Status& status) {
+  PutHpackLiteral(out, "grpc-status", absl::StrCat(static_cast<int>(status.code())));
+  if (!status.message().empty()) {
+    PutHpackLiteral(
+        out, "grpc-message",
+        PercentEncode(std::string_view(status.message().data(), status.message().size())));
+  }
+}
+
+}  // namespace
+
 void PutHpackInt(std::string& out, uint8_t first, int prefix_bits, size_t value) {
   const size_t max_prefix = (size_t{1} << prefix_bits) - 1;
   if (value < max_prefix) {
@@ -66,29 +81,15 @@ void PutHpackInt(std::string& out, uint8_t first, int prefix_bits, size_t value)
   }
   out.push_back(static_cast<char>(value));
 }
-// A literal header field without indexing, new name, no Huffman (RFC 7541 6.2.2).
-void PutLiteral(std::string& out, std::string_view name, std::string_view value) {
-  out.push_back('\0');
+
+void PutHpackLiteral(std::string& out, std::string_view name, std::string_view value,
+                     uint8_t first) {
+  out.push_back(static_cast<char>(first));
   PutHpackInt(out, 0, 7, name.size());
   out.append(name);
   PutHpackInt(out, 0, 7, value.size());
   out.append(value);
 }
-
-void PutResponseHeaders(std::string& out) {
-  out.push_back(static_cast<char>(0x88));  // :status 200, static table index 8
-  PutLiteral(out, "content-type", "application/grpc");
-}
-
-void PutStatus(std::string& out, const absl::Status& status) {
-  PutLiteral(out, "grpc-status", absl::StrCat(static_cast<int>(status.code())));
-  if (!status.message().empty()) {
-    PutLiteral(out, "grpc-message",
-               PercentEncode(std::string_view(status.message().data(), status.message().size())));
-  }
-}
-
-}  // namespace
 
 int64_t ParseGrpcTimeoutNanos(std::string_view text) {
   if (text.size() < 2 || text.size() > 9) return -1;

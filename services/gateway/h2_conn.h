@@ -90,6 +90,14 @@ struct ConnOptions {
 // nanoseconds; -1 when malformed.
 int64_t ParseGrpcTimeoutNanos(std::string_view text);
 
+// HPACK pieces (RFC 7541 5.1, 6.2), all our answers use: an integer with an n-bit prefix
+// (`first` holds the pattern bits), and a literal field with a new name and no Huffman
+// (`first`: 0x00 without indexing, 0x40 with incremental indexing). Tests build requests
+// with them.
+void PutHpackInt(std::string& out, uint8_t first, int prefix_bits, size_t value);
+void PutHpackLiteral(std::string& out, std::string_view name, std::string_view value,
+                     uint8_t first = 0x00);
+
 // grpc-message's percent-encoding: bytes outside 0x20..0x7e and '%' as %XX.
 std::string PercentEncode(std::string_view text);
 

@@ -305,26 +305,10 @@ HeaderList GrpcRequest(std::string_view path = kPath, HeaderList extra = {}) {
   return headers;
 }
 
-// HPACK by hand (RFC 7541 5.1, 6.2): what nghttp2's deflater would not write.
-void PutHpackInt(std::string& out, uint8_t first, int prefix_bits, size_t value) {
-  const size_t max_prefix = (size_t{1} << prefix_bits) - 1;
-  if (value < max_prefix) {
-    out.push_back(static_cast<char>(first | value));
-    return;
-  }
-  out.push_back(static_cast<char>(first | max_prefix));
-  for (value -= max_prefix; value >= 128; value /= 128) {
-    out.push_back(static_cast<char>(0x80 | (value % 128)));
-  }
-  out.push_back(static_cast<char>(value));
-}
 // A literal field with incremental indexing and a new name: it enters the dynamic table.
 std::string LiteralIndexed(std::string_view name, std::string_view value) {
-  std::string out(1, '\x40');
-  PutHpackInt(out, 0, 7, name.size());
-  out.append(name);
-  PutHpackInt(out, 0, 7, value.size());
-  out.append(value);
+  std::string out;
+  PutHpackLiteral(out, name, value, 0x40);
   return out;
 }
 // POST, http, the path, content-type application/grpc: static-table names, no indexing.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "services/gateway/h2_conn.h"
 
 namespace courtpiece::gateway {
 namespace {
@@ -99,13 +101,17 @@ class RawClient {
     buffer_.erase(0, 9 + length);
     return f;
   }
-  // Reads until a GOAWAY (answering PINGs when `ack_pings`); the GOAWAY or nullopt at EOF.
-  std::optional<Frame> ReadUntilGoAway(bool ack_pings) {
+  // Reads until a frame `stop` takes (answering PINGs when `ack_pings`); that frame, or
+  // nullopt at EOF.
+  std::optional<Frame> ReadUntil(const std::function<bool(const Frame&)>& stop, bool ack_pings) {
     while (std::optional<Frame> f = Read()) {
-      if (f->type == 0x7) return f;
+      if (stop(*f)) return f;
       if (ack_pings && f->type == 0x6 && (f->flags & 1) == 0) WriteFrame(0x6, 1, 0, f->payload);
     }
     return std::nullopt;
+  }
+  std::optional<Frame> ReadUntilGoAway(bool ack_pings) {
+    return ReadUntil([](const Frame& f) { return f.type == 0x7; }, ack_pings);
   }
   // True when the server closed the connection (EOF) within the receive timeout.
   bool ReadsEof() {
@@ -133,36 +139,16 @@ class RawClient {
 uint32_t GoAwayCode(const Frame& f) { return RawClient::Be32(f.payload.data() + 4); }
 std::string GoAwayDebug(const Frame& f) { return f.payload.substr(8); }
 
-// HPACK by hand (no Huffman, nothing indexed): enough for a request.
-void PutInt(std::string& out, uint8_t first, int prefix_bits, size_t value) {
-  const size_t max_prefix = (size_t{1} << prefix_bits) - 1;
-  if (value < max_prefix) {
-    out.push_back(static_cast<char>(first | value));
-    return;
-  }
-  out.push_back(static_cast<char>(first | max_prefix));
-  for (value -= max_prefix; value >= 128; value /= 128) {
-    out.push_back(static_cast<char>(value % 128 + 128));
-  }
-  out.push_back(static_cast<char>(value));
-}
-void PutField(std::string& out, std::string_view name, std::string_view value) {
-  out.push_back('\0');  // literal without indexing, new name
-  PutInt(out, 0, 7, name.size());
-  out.append(name);
-  PutInt(out, 0, 7, value.size());
-  out.append(value);
-}
 // A gRPC request's header block for `path`, with `authorization` when given.
 std::string RequestBlock(std::string_view path, std::string_view authorization = "") {
   std::string block;
   block.push_back(static_cast<char>(0x83));  // :method POST
   block.push_back(static_cast<char>(0x86));  // :scheme http
-  PutField(block, ":path", path);
-  PutField(block, ":authority", "x");
-  PutField(block, "content-type", "application/grpc");
-  PutField(block, "te", "trailers");
-  if (!authorization.empty()) PutField(block, "authorization", authorization);
+  h2::PutHpackLiteral(block, ":path", path);
+  h2::PutHpackLiteral(block, ":authority", "x");
+  h2::PutHpackLiteral(block, "content-type", "application/grpc");
+  h2::PutHpackLiteral(block, "te", "trailers");
+  if (!authorization.empty()) h2::PutHpackLiteral(block, "authorization", authorization);
   return block;
 }
 // The status in a trailers-only or trailers HEADERS frame we sent (our encoder: literals only).
@@ -211,20 +197,12 @@ class KeepPlay final : public PlayService {
   std::atomic<int> gone{0};
 };
 
-class RefusalMetrics final : public GatewayMetrics {
+class RefusalMetrics final : public NullGatewayMetrics {
  public:
-  void ConnectionOpened(std::string_view) override {}
-  void ConnectionClosed(std::string_view) override {}
   void ConnectionRefused(std::string_view reason) override {
     std::lock_guard<std::mutex> lock(mu);
     refused.emplace_back(reason);
   }
-  void MessageIn(std::string_view) override {}
-  void MessageOut(std::string_view) override {}
-  void SendQueueDrop(std::string_view) override {}
-  void RateLimited(std::string_view) override {}
-  void UpstreamCall(std::string_view, int, double) override {}
-  void Reconnect(std::string_view) override {}
   std::vector<std::string> Refused() {
     std::lock_guard<std::mutex> lock(mu);
     return refused;
@@ -367,14 +345,12 @@ TEST_F(H2FrontTest, APingFloodGetsTooManyPings) {
   c.Hello();
   for (int i = 0; i < 4; ++i) c.WriteFrame(0x6, 0, 0, std::string(8, static_cast<char>(i)));
   int acks = 0;
-  std::optional<Frame> goaway;
-  while (std::optional<Frame> f = c.Read()) {
-    if (f->type == 0x6 && (f->flags & 1) != 0) ++acks;
-    if (f->type == 0x7) {
-      goaway = f;
-      break;
-    }
-  }
+  std::optional<Frame> goaway = c.ReadUntil(
+      [&](const Frame& f) {
+        if (f.type == 0x6 && (f.flags & 1) != 0) ++acks;
+        return f.type == 0x7;
+      },
+      false);
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(GoAwayCode(*goaway), 0xbu);
   EXPECT_EQ(GoAwayDebug(*goaway), "too_many_pings");
@@ -425,14 +401,7 @@ TEST_F(H2FrontTest, ASlowReaderWithClosedWindowsIsResetAfterTheFinishTimeout) {
   for (int i = 0; i < 100 && sink->Send(event); ++i) ++accepted;
   EXPECT_LT(accepted, 100);
   const auto start = std::chrono::steady_clock::now();
-  std::optional<Frame> reset;
-  while (std::optional<Frame> f = c.Read()) {
-    if (f->type == 0x6 && (f->flags & 1) == 0) c.WriteFrame(0x6, 1, 0, f->payload);
-    if (f->type == 0x3) {
-      reset = f;
-      break;
-    }
-  }
+  std::optional<Frame> reset = c.ReadUntil([](const Frame& f) { return f.type == 0x3; }, true);
   ASSERT_TRUE(reset.has_value());
   EXPECT_EQ(reset->stream_id, 1u);
   EXPECT_EQ(RawClient::Be32(reset->payload.data()), 0x8u);  // CANCEL
@@ -450,14 +419,8 @@ TEST_F(H2FrontTest, AUnaryRequestThatNeverEndsIsAnsweredDeadlineExceeded) {
   RawClient c(front_->port());
   c.Hello();
   c.WriteFrame(0x1, kEndHeaders, 1, RequestBlock("/grpc.health.v1.Health/Check"));
-  std::optional<Frame> answer;
-  while (std::optional<Frame> f = c.Read()) {
-    if (f->type == 0x6 && (f->flags & 1) == 0) c.WriteFrame(0x6, 1, 0, f->payload);
-    if (f->type == 0x1 && f->stream_id == 1) {
-      answer = f;
-      break;
-    }
-  }
+  std::optional<Frame> answer =
+      c.ReadUntil([](const Frame& f) { return f.type == 0x1 && f.stream_id == 1; }, true);
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->flags & kEndStream, kEndStream);  // trailers-only
   EXPECT_EQ(GrpcStatusIn(*answer), "4");              // DEADLINE_EXCEEDED
@@ -474,14 +437,12 @@ TEST_F(H2FrontTest, AStreamFloodIsSentAway) {
     c.WriteFrame(0x1, kEndHeaders | kEndStream, id, block);
   }
   int answered = 0;
-  std::optional<Frame> goaway;
-  while (std::optional<Frame> f = c.Read()) {
-    if (f->type == 0x1) ++answered;
-    if (f->type == 0x7) {
-      goaway = f;
-      break;
-    }
-  }
+  std::optional<Frame> goaway = c.ReadUntil(
+      [&](const Frame& f) {
+        if (f.type == 0x1) ++answered;
+        return f.type == 0x7;
+      },
+      false);
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(GoAwayCode(*goaway), 0xbu);
   EXPECT_EQ(GoAwayDebug(*goaway), "too many new streams");
