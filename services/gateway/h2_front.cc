@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "courtpiece/common/fifo.h"
 #include "services/gateway/h2_conn.h"
+#include "services/gateway/h2_reflection.h"
 
 namespace courtpiece::gateway {
 namespace {
@@ -29,6 +30,9 @@ constexpr char kKind[] = "grpc";
 constexpr absl::string_view kServicePrefix = "/courtpiece.client.v1.CourtPiece/";
 constexpr std::string_view kPlayPath = "/courtpiece.client.v1.CourtPiece/Play";
 constexpr std::string_view kHealthCheckPath = "/grpc.health.v1.Health/Check";
+constexpr std::string_view kReflectionPaths[] = {
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
 // A connection's output (taken from H2Conn, being written) past which Play messages wait in
 // their sinks' queues instead of the connection's buffers.
 constexpr size_t kOutputHighBytes = 64 * 1024;
@@ -102,6 +106,8 @@ struct H2Front::Shared {
         conn_limiter(options.connections_max, options.connections_per_ip_max),
         play_limiter(options.grpc.play_streams_max, options.grpc.play_streams_per_ip_max),
         post_gate(std::make_shared<PostGate>()),
+        reflection({"courtpiece.client.v1.CourtPiece", "grpc.health.v1.Health",
+                    "grpc.reflection.v1alpha.ServerReflection"}),
         acceptor(asio::make_strand(ioc)),
         accept_retry(acceptor.get_executor()) {
     conn_options.streams_max = options.streams_per_connection_max;
@@ -119,6 +125,7 @@ struct H2Front::Shared {
   ConnLimiter play_limiter;
   PlayStreamSet streams;
   std::shared_ptr<PostGate> post_gate;
+  const Reflection reflection;
   std::atomic<bool> stopping{false};
   std::atomic<int> open_calls{0};
   std::atomic<int> live_sessions{0};
@@ -178,7 +185,7 @@ class H2Session : public std::enable_shared_from_this<H2Session>, private h2::H2
 
  private:
   struct Call {
-    enum class Kind { kUnary, kPlay, kHealth, kRefused };
+    enum class Kind { kUnary, kPlay, kHealth, kReflection, kRefused };
     Kind kind = Kind::kRefused;
     std::string label;
     SteadyTime start;
@@ -606,6 +613,12 @@ void H2Session::OnRequest(uint32_t stream_id, const h2::Request& request) {
     conn_.SetMessageLimit(stream_id, 1024);
     return;
   }
+  for (const std::string_view path : kReflectionPaths) {
+    if (request.path != path) continue;
+    c.kind = Call::Kind::kReflection;  // a stream: one answer per request
+    conn_.SetMessageLimit(stream_id, 4096);
+    return;
+  }
   if (!absl::StartsWith(request.path, kServicePrefix)) {
     Answer(stream_id, absl::UnimplementedError(absl::StrCat("unknown method ", request.path)));
     return;
@@ -667,6 +680,16 @@ void H2Session::OnMessage(uint32_t stream_id, std::string message) {
       }
       if (request.has_open()) request.mutable_open()->clear_access_token();
       call->conn->OnClientMessage(std::move(request));
+      return;
+    }
+    case Call::Kind::kReflection: {
+      std::optional<std::string> answer = shared_.reflection.Answer(message);
+      if (!answer.has_value()) {
+        Answer(stream_id, absl::InvalidArgumentError("not a ServerReflectionRequest"));
+        return;
+      }
+      conn_.SendMessage(stream_id, *answer);
+      sent_since_client_ping_ = true;
       return;
     }
     case Call::Kind::kUnary:
@@ -739,6 +762,9 @@ void H2Session::OnHalfClose(uint32_t stream_id) {
         return;
       }
       StartUnary(stream_id);
+      return;
+    case Call::Kind::kReflection:
+      Answer(stream_id, absl::OkStatus());
       return;
     case Call::Kind::kRefused:
       return;

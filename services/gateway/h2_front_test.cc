@@ -28,7 +28,10 @@
 #include "courtpiece/common/grpc_server.h"
 #include "courtpiece/common/metrics.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "google/protobuf/dynamic_message.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/impl/codegen/sync_stream.h"
 #include "gtest/gtest.h"
 #include "services/gateway/h2_conn.h"
 
@@ -463,6 +466,76 @@ TEST_F(H2FrontTest, HealthIsServedForTheServerAndTheCourtPieceService) {
   absl::StatusOr<bool> other = common::CheckHealth(*channel, "nope.Nope", absl::Seconds(2));
   EXPECT_EQ(other.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(common::WaitServing(front_->LoopbackAddress(), absl::Seconds(2)));
+}
+
+// Server reflection, as grpcurl uses it: the request built and the answers read with the
+// reflection messages' own descriptors (linked with libgrpc++_reflection), not our encoder.
+TEST_F(H2FrontTest, ReflectionListsAndDescribesTheServices) {
+  namespace pb = google::protobuf;
+  const pb::DescriptorPool* pool = pb::DescriptorPool::generated_pool();
+  const pb::Descriptor* request_type =
+      pool->FindMessageTypeByName("grpc.reflection.v1alpha.ServerReflectionRequest");
+  const pb::Descriptor* response_type =
+      pool->FindMessageTypeByName("grpc.reflection.v1alpha.ServerReflectionResponse");
+  ASSERT_NE(request_type, nullptr);
+  ASSERT_NE(response_type, nullptr);
+  pb::DynamicMessageFactory factory(pool);
+  Start({});
+  auto channel = common::CreateGrpcChannel(front_->LoopbackAddress(), nullptr);
+  grpc::ClientContext ctx;
+  common::SetTimeout(ctx, absl::Seconds(5));
+  const grpc::internal::RpcMethod method(
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      grpc::internal::RpcMethod::BIDI_STREAMING, channel);
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
+          channel.get(), method, &ctx));
+  // One request (field `which` set to `value`), its answer as a message.
+  auto ask = [&](const std::string& which, const std::string& value) {
+    std::unique_ptr<pb::Message> request(factory.GetPrototype(request_type)->New());
+    request->GetReflection()->SetString(request.get(), request_type->FindFieldByName(which), value);
+    const std::string bytes = request->SerializeAsString();
+    grpc::Slice slice(bytes);
+    EXPECT_TRUE(stream->Write(grpc::ByteBuffer(&slice, 1)));
+    grpc::ByteBuffer answer;
+    std::unique_ptr<pb::Message> response(factory.GetPrototype(response_type)->New());
+    std::vector<grpc::Slice> slices;
+    if (!stream->Read(&answer) || !answer.Dump(&slices).ok()) return response;
+    std::string joined;
+    for (const grpc::Slice& part : slices) {
+      joined.append(reinterpret_cast<const char*>(part.begin()), part.size());
+    }
+    EXPECT_TRUE(response->ParseFromString(joined));
+    return response;
+  };
+  std::unique_ptr<pb::Message> list = ask("list_services", "");
+  EXPECT_THAT(list->ShortDebugString(),
+              ::testing::HasSubstr("list_services_response { service { name: "
+                                   "\"courtpiece.client.v1.CourtPiece\" }"));
+  EXPECT_THAT(list->ShortDebugString(), ::testing::HasSubstr("original_request { list_services"));
+
+  std::unique_ptr<pb::Message> file =
+      ask("file_containing_symbol", "courtpiece.client.v1.CourtPiece");
+  const pb::FieldDescriptor* fd_response =
+      response_type->FindFieldByName("file_descriptor_response");
+  ASSERT_TRUE(file->GetReflection()->HasField(*file, fd_response));
+  const pb::Message& files = file->GetReflection()->GetMessage(*file, fd_response);
+  const pb::FieldDescriptor* protos =
+      files.GetDescriptor()->FindFieldByName("file_descriptor_proto");
+  const int count = files.GetReflection()->FieldSize(files, protos);
+  ASSERT_GE(count, 1);
+  pb::FileDescriptorProto first;
+  ASSERT_TRUE(first.ParseFromString(files.GetReflection()->GetRepeatedString(files, protos, 0)));
+  EXPECT_EQ(first.name(), "courtpiece/client/v1/client.proto");
+  ASSERT_GE(first.service_size(), 1);
+  EXPECT_EQ(first.service(0).name(), "CourtPiece");
+  // Other files linked into the binary are not served (descriptor.proto always is linked).
+  ASSERT_NE(pool->FindFileContainingSymbol("google.protobuf.FileDescriptorProto"), nullptr);
+  std::unique_ptr<pb::Message> other =
+      ask("file_containing_symbol", "google.protobuf.FileDescriptorProto");
+  EXPECT_THAT(other->ShortDebugString(), ::testing::HasSubstr("error_response { error_code: 5"));
+  EXPECT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
 }
 
 TEST_F(H2FrontTest, AnUnknownServiceIsUnimplemented) {
