@@ -423,7 +423,13 @@ void H2Session::OnReadable(const boost::system::error_code& ec) {
 }
 
 void H2Session::Pump() {
-  if (closed_ || write_in_flight_) return;
+  if (closed_) return;
+  if (write_in_flight_) {
+    // Answers piling up behind a write the client does not read (H2Conn checks this only
+    // for what the client's own frames produce).
+    if (conn_.output_size() > shared_.conn_options.output_bytes_max) Close();
+    return;
+  }
   if (conn_.output_size() == 0) {
     if (close_after_write_ || conn_.dead()) Close(/*graceful=*/true);
     return;
