@@ -112,6 +112,8 @@ asan_lane() {
 }
 web_lane() {
   cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent
+  # The gRPC interop client the real-suite run uses (tests/web_e2e.sh).
+  cd ../tools/grpc_js_interop && npm ci --no-audit --no-fund --loglevel=error
 }
 # Starts `name` in its own process group at nice 19, output to $logs/name.log.
 start_lane() {

@@ -6,7 +6,8 @@
 # four players create, join by code / link / quick join, play a whole game and a round of
 # every type by clicking, reload, come back; voice notes recorded with the fake microphone,
 # played, reported, resolved with a mute by an admin made with courtpiece-admin, the next
-# note refused as muted). Screenshots land in web/test-results/.
+# note refused as muted). Screenshots land in web/test-results/. Then, against the same stack,
+# tools/grpc_js_interop: the gRPC port with @grpc/grpc-js (another HTTP/2 stack than C-core's).
 #   tests/web_e2e.sh --pg HOST:PORT --redis HOST:PORT [--redis-db 5] [--bin build/bin]
 #                    [--no-web-build]   (web/dist is already built: tests/run.sh builds it)
 set -euo pipefail
@@ -37,3 +38,7 @@ stack_start "$pg" "$redis" webe2e "$redis_db" \
 (cd web && GATEWAY_URL="http://127.0.0.1:$gw_http_port" COURTPIECE_E2E_BIN="$bin" \
   COURTPIECE_E2E_PG_URL="$stack_db_url" COURTPIECE_E2E_SIGNING_KEY="$stack_signing_key" \
   npm run e2e:real --silent)
+# The gateway's gRPC port with a second client stack (@grpc/grpc-js on Node's HTTP/2).
+(cd tools/grpc_js_interop &&
+  { [[ $web_build = 0 && -d node_modules ]] || npm ci --no-audit --no-fund --loglevel=error; } &&
+  GATEWAY_GRPC="127.0.0.1:$gw_grpc_port" node --test interop.test.mjs)
