@@ -91,6 +91,19 @@ void PutHpackLiteral(std::string& out, std::string_view name, std::string_view v
   out.append(value);
 }
 
+void PutGoAway(std::string& out, uint32_t last_stream_id, uint32_t code, std::string_view debug) {
+  const size_t length = 8 + debug.size();
+  out.push_back(static_cast<char>(length >> 16));
+  out.push_back(static_cast<char>(length >> 8));
+  out.push_back(static_cast<char>(length));
+  out.push_back(static_cast<char>(kGoAway));
+  out.push_back('\0');  // flags
+  PutBe32(out, 0);      // stream 0
+  PutBe32(out, last_stream_id);
+  PutBe32(out, code);
+  out.append(debug);
+}
+
 int64_t ParseGrpcTimeoutNanos(std::string_view text) {
   if (text.size() < 2 || text.size() > 9) return -1;
   int64_t value = 0;
@@ -550,7 +563,6 @@ bool H2Conn::OnSettingsFrame(uint8_t flags, uint32_t stream_id, const char* p, s
     // Our HEADER_TABLE_SIZE 0 is not enforced on the inflater: a client that honours it says
     // so at the start of its next block (and keeps no table with us); one that does not is
     // still decoded, within the 4,096 bytes every decoder allows (RFC 7541 4.2).
-    our_settings_acked_ = true;
     return true;
   }
   if (n % 6 != 0) return ConnectionError(kFrameSizeError, "SETTINGS of the wrong size");
@@ -732,10 +744,7 @@ void H2Conn::GoAway(ErrorCode code, std::string_view debug) {
   // A later GOAWAY may not name a higher stream than an earlier one (RFC 9113 6.8): streams
   // refused after the first do not count.
   if (!goaway_sent_) goaway_last_stream_id_ = last_stream_id_;
-  WriteFrameHeader(8 + debug.size(), kGoAway, 0, 0);
-  PutBe32(out_, goaway_last_stream_id_);
-  PutBe32(out_, code);
-  out_.append(debug);
+  PutGoAway(out_, goaway_last_stream_id_, code, debug);
   goaway_sent_ = true;
   if (code != kNoError) {
     dead_ = true;

@@ -101,6 +101,10 @@ void PutHpackLiteral(std::string& out, std::string_view name, std::string_view v
 // grpc-message's percent-encoding: bytes outside 0x20..0x7e and '%' as %XX.
 std::string PercentEncode(std::string_view text);
 
+// A GOAWAY frame naming `last_stream_id`, `code` and `debug` (the front's refusal at accept
+// sends one with no connection behind it).
+void PutGoAway(std::string& out, uint32_t last_stream_id, uint32_t code, std::string_view debug);
+
 class H2Conn {
  public:
   class Handler {
@@ -195,7 +199,6 @@ class H2Conn {
   uint32_t goaway_last_stream_id_ = 0;  // as the first GOAWAY named it
   size_t partial_bytes_ = 0;            // the streams' `partial`, together
   bool peer_goaway_ = false;
-  bool our_settings_acked_ = false;
   bool table_size_update_sent_ = false;  // our header blocks' first: "table size 0"
   uint32_t last_stream_id_ = 0;          // the highest client stream id seen
   // A header block in progress (HEADERS without END_HEADERS, then CONTINUATION).

@@ -601,10 +601,10 @@ void H2Session::OnRequest(uint32_t stream_id, const h2::Request& request) {
   }
   auto call = std::make_unique<Call>();
   call->start = now;
-  if (!request.timeout.empty()) {
-    const int64_t nanos = h2::ParseGrpcTimeoutNanos(request.timeout);
-    if (nanos >= 0) call->deadline = now + std::chrono::nanoseconds(nanos);
-  }
+  // The client's grpc-timeout, -1 when none (or malformed: then none).
+  const int64_t timeout_nanos =
+      request.timeout.empty() ? -1 : h2::ParseGrpcTimeoutNanos(request.timeout);
+  if (timeout_nanos >= 0) call->deadline = now + std::chrono::nanoseconds(timeout_nanos);
   call->label = common::MethodLabel(request.path.c_str());
   Call& c = *call;
   calls_.emplace(stream_id, std::move(call));
@@ -639,10 +639,7 @@ void H2Session::OnRequest(uint32_t stream_id, const h2::Request& request) {
   c.kind = Call::Kind::kUnary;
   c.ctx.authorization = request.authorization;
   c.ctx.peer = peer_;
-  if (!request.timeout.empty()) {
-    const int64_t nanos = h2::ParseGrpcTimeoutNanos(request.timeout);
-    if (nanos >= 0) c.ctx.deadline = absl::Now() + absl::Nanoseconds(nanos);
-  }
+  if (timeout_nanos >= 0) c.ctx.deadline = absl::Now() + absl::Nanoseconds(timeout_nanos);
   conn_.SetMessageLimit(stream_id, static_cast<uint32_t>(c.method->request_bytes_max));
 }
 
@@ -887,13 +884,7 @@ void Accept(H2Front::Shared& shared);
 // and keep dialing until its calls' deadlines).
 void Refuse(tcp::socket socket, const std::string& reason) {
   std::string bytes;
-  const size_t length = 8 + reason.size();
-  bytes.push_back(static_cast<char>(length >> 16));
-  bytes.push_back(static_cast<char>(length >> 8));
-  bytes.push_back(static_cast<char>(length));
-  bytes.append("\x07\x00\x00\x00\x00\x00", 6);
-  bytes.append("\x00\x00\x00\x00\x00\x00\x00\x0b", 8);
-  bytes.append(reason);
+  h2::PutGoAway(bytes, 0, h2::kEnhanceYourCalm, reason);
   boost::system::error_code ec;
   socket.non_blocking(true, ec);
   socket.write_some(asio::buffer(bytes), ec);
